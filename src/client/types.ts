@@ -1,0 +1,23 @@
+// The types a merchant needs, by name, so that nobody imports from generated/.
+export type {
+  paths,
+  components,
+  operations,
+  Blockchain,
+  CallbackUrl,
+  CreateDepositOrderRequest,
+  CreatedDepositOrder,
+  Currency,
+  DepositOrder,
+  DepositOrderCallback,
+  FieldError,
+  OrderEventType,
+  OrderStatus,
+  PlatformDateTime,
+  Problem,
+  ProblemCode,
+  TokenAmount,
+  WalletAddress,
+  Withdrawal,
+  WithdrawalStatus,
+} from '../../generated/schema.js';

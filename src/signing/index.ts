@@ -1,0 +1,16 @@
+// Signing shared by the client and the platform: request signatures (DESIGN §3) and Standard Webhooks
+// callback signatures (DESIGN §4). Depends only on the runtime's WebCrypto.
+export {
+  createRequestSigner,
+  requestSigningMessage,
+  signRequest,
+  type RequestSigner,
+  type SignedRequestParts,
+} from './request.js';
+export {
+  createCallbackSigner,
+  generateCallbackSecret,
+  InvalidCallbackSecretError,
+  type CallbackParts,
+  type CallbackSigner,
+} from './callback.js';
