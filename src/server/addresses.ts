@@ -1,0 +1,71 @@
+// Deposit addresses from account-level extended public keys (DESIGN §6): child 0/index of an xpub at
+// m/44'/60'/0' (Ethereum) or m/44'/195'/0' (Tron). The platform never holds a private key.
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { base58check } from '@scure/base';
+import { HDKey } from '@scure/bip32';
+
+export type Network = 'Tron' | 'Ethereum';
+
+const tronBase58 = base58check(sha256);
+const TRON_PREFIX = 0x41;
+/** Child indexes are non-hardened 31-bit numbers. */
+export const MAX_ADDRESS_INDEX = 0x7fffffff;
+
+export class InvalidExtendedKeyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidExtendedKeyError';
+  }
+}
+
+/** Parses an account-level xpub; refuses private keys and anything that is not an extended public key. */
+export function parseAccountXpub(xpub: string): HDKey {
+  if (/^[a-z]prv/i.test(xpub)) throw new InvalidExtendedKeyError('an extended private key was given: configure the account xpub, never a private key');
+  let key: HDKey;
+  try {
+    key = HDKey.fromExtendedKey(xpub);
+  } catch (error) {
+    throw new InvalidExtendedKeyError(`not a valid extended public key: ${(error as Error).message}`);
+  }
+  if (key.privateKey) throw new InvalidExtendedKeyError('an extended private key was given: configure the account xpub');
+  if (key.depth !== 3) throw new InvalidExtendedKeyError(`expected an account-level xpub (depth 3, m/44'/coin'/0'), got depth ${key.depth}`);
+  return key;
+}
+
+/** The 20-byte account id: last 20 bytes of keccak256 of the uncompressed public key without 0x04. */
+function accountId(compressedPublicKey: Uint8Array): Uint8Array {
+  const uncompressed = secp256k1.Point.fromBytes(compressedPublicKey).toBytes(false);
+  return keccak_256(uncompressed.subarray(1)).subarray(12);
+}
+
+export function toChecksumAddress(id: Uint8Array): string {
+  const hex = bytesToHex(id);
+  const hash = bytesToHex(keccak_256(new TextEncoder().encode(hex)));
+  let out = '0x';
+  for (let i = 0; i < hex.length; i++) out += parseInt(hash[i]!, 16) >= 8 ? hex[i]!.toUpperCase() : hex[i];
+  return out;
+}
+
+export function toTronAddress(id: Uint8Array): string {
+  return tronBase58.encode(Uint8Array.from([TRON_PREFIX, ...id]));
+}
+
+/** The 20-byte account id behind a Tron base58 address (for matching chain logs). */
+export function tronAddressToId(address: string): Uint8Array {
+  const bytes = tronBase58.decode(address);
+  if (bytes.length !== 21 || bytes[0] !== TRON_PREFIX) throw new Error(`not a Tron address: ${address}`);
+  return bytes.subarray(1);
+}
+
+/** Derives deposit addresses of one network from its account xpub. */
+export function createAddressDeriver(network: Network, xpub: string): (index: number) => string {
+  const account = parseAccountXpub(xpub).deriveChild(0);
+  const format = network === 'Tron' ? toTronAddress : toChecksumAddress;
+  return (index) => {
+    if (!Number.isInteger(index) || index < 0 || index > MAX_ADDRESS_INDEX) throw new RangeError(`address index out of range: ${index}`);
+    return format(accountId(account.deriveChild(index).publicKey!));
+  };
+}

@@ -1,0 +1,145 @@
+// The `partner-api` command: serve the platform, and the operator's commands.
+import { isAddress } from './cli-checks.js';
+import { ConfigError, configFrom, parseFlags, SETTING_OPTIONS, settingsHelp, type Config } from './config.js';
+import { parseDecimalUnits } from './money.js';
+import { openPlatform, type Platform } from './platform.js';
+import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals.js';
+
+const USAGE = `usage:
+  partner-api serve [--mode sandbox|live] [settings]
+  partner-api merchants create --name NAME [--json] [settings]
+  partner-api withdrawals create --api-key KEY --external-id ID --amount 12.5 --blockchain Tron|Ethereum --destination-address ADDR [--json] [settings]
+  partner-api withdrawals set-status --uuid UUID --status PENDING|DONE|FAILED [--json] [settings]
+
+settings (flag, or environment variable):
+${settingsHelp()}`;
+
+class UsageError extends Error {}
+
+type Flags = Record<string, string | boolean | undefined>;
+
+function required(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function print(flags: Flags, value: unknown, text: string) {
+  process.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
+}
+
+async function withPlatform<T>(config: Config, work: (platform: Platform) => Promise<T>): Promise<T> {
+  const platform = await openPlatform(config, { logger: false });
+  try {
+    return await work(platform);
+  } finally {
+    await platform.close();
+  }
+}
+
+function banner(config: Config, url: string, credentials: { apiKey: string; apiSecret: string; callbackSecret: string } | undefined) {
+  const lines = [
+    `Partner API (${config.mode} mode) listening on ${url}`,
+    `  docs:      ${url}/docs`,
+    `  contract:  ${url}/openapi.json`,
+    `  database:  ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`}`,
+  ];
+  if (credentials) {
+    lines.push(
+      'Sandbox merchant (test credentials, never for real funds):',
+      `  API key:          ${credentials.apiKey}`,
+      `  API secret:       ${credentials.apiSecret}`,
+      `  callback secret:  ${credentials.callbackSecret}`,
+      'Deposit addresses come from the public "abandon … about" test wallet: UNSAFE for real funds.',
+    );
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+async function serve(config: Config) {
+  const platform = await openPlatform(config);
+  let sandbox;
+  if (config.mode === 'sandbox') {
+    const merchant = (await platform.merchants.byName('sandbox')) ?? (await platform.merchants.byApiKey((await platform.merchants.create('sandbox')).apiKey));
+    sandbox = platform.merchants.credentials(merchant!);
+  }
+  const address = await platform.app.fastify.listen({ host: config.host, port: config.port });
+  banner(config, address.replace('[::1]', 'localhost'), sandbox);
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    platform.app.fastify.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    await platform.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+async function run(argv: string[]) {
+  const [command, sub, ...rest] = argv;
+  if (command === 'serve') {
+    await serve(configFrom(parseFlags([sub, ...rest].filter((a): a is string => a !== undefined), SETTING_OPTIONS), process.env));
+    return;
+  }
+  const commandOptions = {
+    ...SETTING_OPTIONS,
+    json: { type: 'boolean' as const },
+    name: { type: 'string' as const },
+    'api-key': { type: 'string' as const },
+    'external-id': { type: 'string' as const },
+    amount: { type: 'string' as const },
+    blockchain: { type: 'string' as const },
+    'destination-address': { type: 'string' as const },
+    uuid: { type: 'string' as const },
+    status: { type: 'string' as const },
+  };
+  const flags = parseFlags(rest, commandOptions);
+  const config = configFrom(flags, process.env);
+
+  if (command === 'merchants' && sub === 'create') {
+    const name = required(flags, 'name');
+    if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+    const credentials = await withPlatform(config, (p) => p.merchants.create(name));
+    print(flags, credentials, Object.entries(credentials).map(([k, v]) => `${k}: ${v}`).join('\n'));
+    return;
+  }
+  if (command === 'withdrawals' && sub === 'create') {
+    const amountUnits = parseDecimalUnits(required(flags, 'amount'));
+    if (amountUnits === undefined || amountUnits === 0n) throw new UsageError('--amount must be a positive decimal of whole USDT with at most 6 decimals, e.g. 12.5');
+    const blockchain = required(flags, 'blockchain');
+    if (blockchain !== 'Tron' && blockchain !== 'Ethereum') throw new UsageError('--blockchain must be Tron or Ethereum');
+    const destinationAddress = required(flags, 'destination-address');
+    if (!isAddress(blockchain, destinationAddress)) throw new UsageError(`--destination-address is not a ${blockchain} address`);
+    const externalId = required(flags, 'external-id');
+    const apiKey = required(flags, 'api-key');
+    const withdrawal = await withPlatform(config, async (p) => {
+      const merchant = await p.merchants.byApiKey(apiKey);
+      if (!merchant) throw new UsageError(`no merchant has the API key ${apiKey}`);
+      return p.withdrawals.create({ merchantId: merchant.id, externalId, amountUnits, blockchain, destinationAddress });
+    });
+    print(flags, withdrawal, `withdrawal ${withdrawal.uuid} created (${withdrawal.status})`);
+    return;
+  }
+  if (command === 'withdrawals' && sub === 'set-status') {
+    const uuid = required(flags, 'uuid');
+    const status = required(flags, 'status') as WithdrawalStatus;
+    if (!WITHDRAWAL_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
+    if (!/^[0-9a-f-]{36}$/i.test(uuid)) throw new UsageError('--uuid must be a withdrawal uuid');
+    const result = await withPlatform(config, (p) => p.withdrawals.setStatus(uuid, status));
+    if (result === undefined) throw new UsageError(`no withdrawal ${uuid}`);
+    if (result === 'refused') throw new UsageError(`withdrawal ${uuid} is final and cannot move to ${status}`);
+    print(flags, result, `withdrawal ${uuid} is ${result.status}`);
+    return;
+  }
+  throw new UsageError(command ? `unknown command: ${[command, sub].filter(Boolean).join(' ')}` : 'a command is required');
+}
+
+run(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) process.stderr.write(`partner-api: ${error.message}\n\n${USAGE}\n`);
+  else if (error instanceof ConfigError) process.stderr.write(`partner-api: bad configuration: ${error.message}\n`);
+  else process.stderr.write(`partner-api: ${(error as Error).message}\n`);
+  process.exit(error instanceof UsageError ? 64 : 1);
+});

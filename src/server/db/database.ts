@@ -1,0 +1,73 @@
+// One small interface over the two databases the platform runs on: embedded PGlite (default) and a
+// PostgreSQL server (DATABASE_URL). Both parse int8 as bigint so that money stays exact.
+import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import pg from 'pg';
+
+export interface Sql {
+  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
+}
+
+export interface Database extends Sql {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
+  /** Runs several statements at once (migrations). */
+  exec(text: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INT8 = 20;
+const parseInt8 = (value: string) => BigInt(value);
+
+export async function openPglite(dataDir: string | undefined): Promise<Database> {
+  const db = new PGlite({ ...(dataDir ? { dataDir } : {}), parsers: { [pgliteTypes.INT8]: parseInt8 } });
+  await db.waitReady;
+  const query = async <Row>(runner: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) =>
+    (await runner.query<Row>(text, params as unknown[] | undefined)).rows;
+  return {
+    kind: 'pglite',
+    query: (text, params) => query(db, text, params),
+    transaction: (work) => db.transaction((tx) => work({ query: (text, params) => query(tx, text, params) })),
+    exec: async (text) => void (await db.exec(text)),
+    close: () => db.close(),
+  };
+}
+
+export async function openPostgres(connectionString: string, maxConnections = 10): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString,
+    max: maxConnections,
+    types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format as never))) as never },
+  });
+  // An idle client that loses its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  await pool.query('SELECT 1');
+  const query = async <Row>(runner: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) =>
+    (await runner.query(text, params as unknown[] | undefined)).rows as Row[];
+  return {
+    kind: 'postgres',
+    query: (text, params) => query(pool, text, params),
+    async transaction(work) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await work({ query: (text, params) => query(client, text, params) });
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw error;
+      } finally {
+        client.release();
+      }
+    },
+    exec: async (text) => void (await pool.query(text)),
+    close: () => pool.end(),
+  };
+}
+
+/** PostgreSQL's SQLSTATE of an error, from either driver. */
+export function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}

@@ -1,0 +1,39 @@
+// Applies the SQL files of ./migrations in name order, each once, each in its own transaction. The
+// same files serve PGlite and PostgreSQL. An advisory lock keeps concurrent starts from racing.
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Database } from './database.js';
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+const LOCK_ID = 7_412_001;
+
+export function migrationFiles(): { version: string; sql: string }[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((name) => name.endsWith('.sql'))
+    .sort()
+    .map((name) => ({ version: name.replace(/\.sql$/, ''), sql: readFileSync(new URL(name, MIGRATIONS_DIR), 'utf8') }));
+}
+
+export async function migrate(db: Database): Promise<string[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_ID]);
+    await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    const done = new Set((await tx.query<{ version: string }>('SELECT version FROM schema_migrations')).map((r) => r.version));
+    const applied: string[] = [];
+    for (const { version, sql } of migrationFiles()) {
+      if (done.has(version)) continue;
+      for (const statement of splitStatements(sql)) await tx.query(statement);
+      await tx.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version]);
+      applied.push(version);
+    }
+    return applied;
+  });
+}
+
+/** Splits a migration on the semicolons that end statements (migrations hold no literal semicolons). */
+function splitStatements(sql: string): string[] {
+  return sql
+    .replace(/--.*$/gm, '')
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}

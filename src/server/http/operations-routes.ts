@@ -1,0 +1,68 @@
+// What an operator and a load balancer need: liveness, readiness, Prometheus metrics, and the docs
+// and contract served beside the API.
+import { existsSync, readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { contractText } from '../contract.js';
+import type { Database } from '../db/database.js';
+import { ProblemError } from './problems.js';
+
+export const DOCS_PATH = new URL('../../../dist/docs/index.html', import.meta.url);
+
+export interface Metrics {
+  registry: Registry;
+  requests: Histogram<'method' | 'route' | 'status'>;
+  ordersCreated: Counter<'blockchain' | 'outcome'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    requests: new Histogram({
+      name: 'partner_api_http_request_duration_seconds',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    ordersCreated: new Counter({
+      name: 'partner_api_orders_created_total',
+      help: 'Order creations by network and outcome (created, replayed, conflict)',
+      labelNames: ['blockchain', 'outcome'],
+      registers: [registry],
+    }),
+  };
+}
+
+export function operationsRoutes(app: FastifyInstance, deps: { db: Database; metrics: Metrics }) {
+  app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.requests.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  app.get('/healthz', async () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    try {
+      await deps.db.query('SELECT 1');
+      return { status: 'ready', database: deps.db.kind };
+    } catch {
+      return reply.code(503).send({ status: 'unavailable', database: deps.db.kind });
+    }
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
+
+  app.get('/openapi.json', async (_request, reply) => reply.type('application/json').send(contractText));
+
+  app.get('/docs', async (_request, reply) => {
+    if (!existsSync(DOCS_PATH)) throw new ProblemError(404, 'not_found', 'The docs are not built: run npm run docs.');
+    return reply.type('text/html; charset=utf-8').send(readFileSync(DOCS_PATH));
+  });
+}

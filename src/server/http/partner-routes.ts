@@ -1,0 +1,118 @@
+// The three operations of the contract. Each request reads as a straight line:
+// read raw body → verify signature → rate limit → parse → validate (contract) → handler → store → send.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
+import { componentSchema, parameterSchema } from '../contract.js';
+import type { Merchant } from '../merchants.js';
+import type { Orders } from '../orders.js';
+import type { Mode } from '../secrets.js';
+import type { Withdrawals } from '../withdrawals.js';
+import type { Authenticator } from './authentication.js';
+import { callbackUrlProblem } from './callback-url.js';
+import { ProblemError } from './problems.js';
+import type { RateLimiter } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    merchant: Merchant | null;
+  }
+}
+
+export interface GuardDeps {
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJsonBody(request: FastifyRequest, raw: Buffer | undefined): unknown {
+  const type = request.headers['content-type'] ?? '';
+  if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type)) {
+    throw new ProblemError(415, 'unsupported_media_type', 'Send the body as application/json.');
+  }
+  try {
+    return JSON.parse(utf8.decode(raw ?? new Uint8Array()));
+  } catch {
+    throw new ProblemError(400, 'malformed_json', 'The request body is not valid UTF-8 JSON.');
+  }
+}
+
+/**
+ * The preValidation guard of every merchant route: authentication on the raw bytes, the quota, and
+ * only then JSON parsing, so that nothing unauthenticated is ever parsed.
+ */
+export function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
+  return async function guard(request: FastifyRequest, reply: FastifyReply) {
+    const raw = Buffer.isBuffer(request.body) ? request.body : undefined;
+    let merchant: Merchant;
+    try {
+      merchant = await authenticator.authenticate(request, raw);
+    } catch (error) {
+      // Failed attempts count against the caller's address, so guessing is rate limited too.
+      const state = rateLimiter.take(`ip:${request.ip}`);
+      reply.headers(rateLimiter.headers(state));
+      if (!state.allowed) throw new ProblemError(429, 'rate_limited', `Too many failed requests; retry in ${state.resetSeconds} s.`);
+      throw error;
+    }
+    const state = rateLimiter.take(`merchant:${merchant.id}`);
+    reply.headers(rateLimiter.headers(state));
+    if (!state.allowed) throw new ProblemError(429, 'rate_limited', `The quota (${rateLimiter.policy}) is used up; retry in ${state.resetSeconds} s.`);
+    request.merchant = merchant;
+    if (request.method === 'POST') request.body = parseJsonBody(request, raw);
+    else if (raw && raw.length > 0) throw new ProblemError(415, 'unsupported_media_type', 'This request takes no body.');
+  };
+}
+
+export interface PartnerRouteDeps extends GuardDeps {
+  orders: Orders;
+  withdrawals: Withdrawals;
+  mode: Mode;
+}
+
+const uuidParams = (name: string) => ({
+  type: 'object',
+  required: ['uuid'],
+  properties: { uuid: parameterSchema(name) },
+});
+
+export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
+  const preValidation = merchantGuard(deps);
+
+  app.post<{ Body: CreateDepositOrderRequest }>(
+    '/partner/v1/platforms/orders',
+    { schema: { body: componentSchema('CreateDepositOrderRequest') }, preValidation },
+    async (request, reply) => {
+      const urlProblem = callbackUrlProblem(request.body.callbackUrl, deps.mode);
+      if (urlProblem) {
+        throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', {
+          errors: [{ pointer: '/callbackUrl', detail: urlProblem }],
+        });
+      }
+      const result = await deps.orders.create(request.merchant!.id, request.body);
+      if (result.outcome === 'conflict') {
+        throw new ProblemError(409, 'external_id_conflict', `An order with externalId ${request.body.externalId} exists with different fields.`);
+      }
+      return reply.code(result.outcome === 'created' ? 201 : 200).send(result.order);
+    },
+  );
+
+  app.get<{ Params: { uuid: string } }>(
+    '/partner/v2/platforms/orders/:uuid',
+    { schema: { params: uuidParams('OrderUuid') }, preValidation },
+    async (request) => {
+      const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
+      if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
+      return order;
+    },
+  );
+
+  app.get<{ Params: { uuid: string } }>(
+    '/partner/v1/platforms/withdrawals/:uuid',
+    { schema: { params: uuidParams('WithdrawalUuid') }, preValidation },
+    async (request) => {
+      const withdrawal = await deps.withdrawals.read(request.merchant!.id, request.params.uuid);
+      if (!withdrawal) throw new ProblemError(404, 'not_found', 'No withdrawal with this uuid exists for this merchant.');
+      return withdrawal;
+    },
+  );
+}

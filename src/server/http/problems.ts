@@ -1,0 +1,93 @@
+// Every failure leaves as an RFC 9457 problem (application/problem+json) with a code of the contract.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FieldError, Problem, ProblemCode } from '../../../generated/schema.js';
+
+const TITLES: Record<ProblemCode, string> = {
+  malformed_json: 'Malformed JSON',
+  missing_credentials: 'Missing credentials',
+  unknown_api_key: 'Unknown API key',
+  invalid_signature: 'Invalid signature',
+  timestamp_out_of_window: 'Timestamp out of window',
+  not_found: 'Not found',
+  external_id_conflict: 'externalId conflict',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  validation_failed: 'Validation failed',
+  rate_limited: 'Too many requests',
+  internal_error: 'Internal error',
+};
+
+const TYPE_BASE = 'https://docs.partner-platform.test/problems/';
+
+/** A failure that a handler or hook throws; the error handler writes it as a problem. */
+export class ProblemError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly extra: Pick<Problem, 'errors' | 'serverTime'> = {},
+  ) {
+    super(detail);
+  }
+
+  toProblem(): Problem {
+    return { type: TYPE_BASE + this.code, title: TITLES[this.code], status: this.status, detail: this.detail, code: this.code, ...this.extra };
+  }
+}
+
+export function sendProblem(reply: FastifyReply, problem: ProblemError): FastifyReply {
+  return reply.code(problem.status).type('application/problem+json').send(problem.toProblem());
+}
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Ajv's errors as the contract's FieldErrors: JSON Pointers to the offending fields. */
+export function fieldErrors(errors: readonly AjvError[]): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const error of errors) {
+    const child = (error.params.missingProperty ?? error.params.additionalProperty ?? error.params.unevaluatedProperty) as string | undefined;
+    const pointer = child === undefined ? error.instancePath : `${error.instancePath}/${child.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const detail =
+      error.keyword === 'additionalProperties' ? 'is not a field of this request'
+      : error.keyword === 'enum' ? `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`
+      : (error.message ?? error.keyword);
+    const key = `${pointer} ${detail}`;
+    if (!seen.has(key) && out.length < 100) out.push({ pointer, detail: detail.slice(0, 1024) }), seen.add(key);
+  }
+  return out;
+}
+
+/** Maps whatever was thrown to the problem the caller gets; only the unexpected become 500s. */
+export function toProblemError(error: FastifyError & { validation?: AjvError[]; validationContext?: string }): ProblemError {
+  if (error instanceof ProblemError) return error;
+  if (error.validation) {
+    if (error.validationContext === 'body') {
+      return new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: fieldErrors(error.validation) });
+    }
+    const name = error.validation[0]?.instancePath.slice(1) || error.validationContext || 'parameter';
+    return new ProblemError(422, 'validation_failed', `The path parameter ${name} is malformed: it must be a UUID.`);
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ProblemError(413, 'payload_too_large', 'The request body is over 16384 bytes.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ProblemError(415, 'unsupported_media_type', 'Send the body as application/json.');
+    case 'FST_ERR_BAD_URL':
+      return new ProblemError(422, 'validation_failed', 'The request path is malformed.');
+  }
+  if (error.statusCode === 400) return new ProblemError(400, 'malformed_json', 'The request could not be read.');
+  return new ProblemError(500, 'internal_error', 'The platform failed to handle the request; it may be retried.');
+}
+
+export function errorHandler(this: unknown, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const problem = toProblemError(error);
+  if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+  return sendProblem(reply, problem);
+}

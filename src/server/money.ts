@@ -1,0 +1,29 @@
+// Exact amounts: integers of the smallest unit everywhere inside; decimals only at the edges.
+
+export const USDT_DECIMALS = 6;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A bigint amount as a JSON number; refuses one that a JSON number could not carry exactly. */
+export function toJsonInteger(units: bigint): number {
+  if (units < 0n || units > MAX_SAFE) throw new RangeError(`amount ${units} cannot be written exactly as a JSON number`);
+  return Number(units);
+}
+
+/** Parses a decimal such as "12.5" into smallest units, exactly; undefined when it is not one. */
+export function parseDecimalUnits(text: string, decimals = USDT_DECIMALS): bigint | undefined {
+  const match = /^(\d{1,12})(?:\.(\d+))?$/.exec(text.trim());
+  if (!match || (match[2] ?? '').length > decimals) return undefined;
+  return BigInt(match[1]!) * 10n ** BigInt(decimals) + BigInt((match[2] ?? '').padEnd(decimals, '0'));
+}
+
+/** Smallest units as the decimal text of whole units, e.g. 12500000n → "12.5". */
+export function formatDecimalUnits(units: bigint, decimals = USDT_DECIMALS): string {
+  const scale = 10n ** BigInt(decimals);
+  const fraction = (units % scale).toString().padStart(decimals, '0').replace(/0+$/, '');
+  return fraction ? `${units / scale}.${fraction}` : `${units / scale}`;
+}
+
+/** The withdrawal amount on the wire: a JSON number of whole units, converted only here. */
+export function unitsToWireNumber(units: bigint, decimals = USDT_DECIMALS): number {
+  return Number(formatDecimalUnits(units, decimals));
+}

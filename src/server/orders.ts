@@ -1,0 +1,118 @@
+// Deposit orders: idempotent creation on (merchant, externalId), a fresh address from the network's
+// sequence, its QR code, and the read model of the contract.
+import { randomUUID } from 'node:crypto';
+import QRCode from 'qrcode';
+import type { CreateDepositOrderRequest, CreatedDepositOrder, DepositOrder } from '../../generated/schema.js';
+import { createAddressDeriver, type Network } from './addresses.js';
+import type { Config } from './config.js';
+import type { Database, Sql } from './db/database.js';
+import { toJsonInteger } from './money.js';
+import { platformDateTime, type Clock } from './time.js';
+
+export interface OrderRow {
+  uuid: string;
+  merchant_id: string;
+  external_id: string;
+  blockchain: Network;
+  currency: 'USDT';
+  customer_id: string;
+  callback_url: string;
+  address: string;
+  address_qr: string;
+  status: DepositOrder['status'];
+  min_amount: bigint;
+  received_amount: bigint;
+  expired_at: Date;
+}
+
+const SEQUENCE: Record<Network, string> = { Tron: 'address_index_tron', Ethereum: 'address_index_ethereum' };
+
+export function toCreatedDepositOrder(row: OrderRow): CreatedDepositOrder {
+  return {
+    uuid: row.uuid,
+    blockchain: row.blockchain,
+    currency: row.currency,
+    targetCurrency: row.currency,
+    customerId: row.customer_id,
+    address: row.address,
+    addressQr: row.address_qr,
+    expiredAt: platformDateTime(row.expired_at),
+    rate: 1,
+    status: row.status,
+    minAmount: toJsonInteger(row.min_amount),
+  };
+}
+
+export function toDepositOrder(row: OrderRow): DepositOrder {
+  return { ...toCreatedDepositOrder(row), receivedAmount: toJsonInteger(row.received_amount) };
+}
+
+export type CreateResult =
+  | { outcome: 'created' | 'replayed'; order: CreatedDepositOrder }
+  | { outcome: 'conflict'; existing: OrderRow };
+
+function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean {
+  return (
+    row.blockchain === request.blockchain &&
+    row.currency === request.currency &&
+    row.customer_id === request.customerId &&
+    row.callback_url === request.callbackUrl
+  );
+}
+
+/** The QR code of a plain address, as a PNG data URL. */
+export function addressQr(address: string): Promise<string> {
+  return QRCode.toDataURL(address, { errorCorrectionLevel: 'M', margin: 2, scale: 4 });
+}
+
+export class Orders {
+  private readonly derive: Record<Network, (index: number) => string>;
+
+  constructor(
+    private readonly db: Database,
+    private readonly config: Pick<Config, 'networks' | 'orderLifetimeSeconds'>,
+    private readonly now: Clock,
+  ) {
+    this.derive = {
+      Tron: createAddressDeriver('Tron', config.networks.Tron.xpub),
+      Ethereum: createAddressDeriver('Ethereum', config.networks.Ethereum.xpub),
+    };
+  }
+
+  private async existing(sql: Sql, merchantId: string, externalId: string): Promise<OrderRow | undefined> {
+    const [row] = await sql.query<OrderRow>('SELECT * FROM deposit_orders WHERE merchant_id = $1 AND external_id = $2', [merchantId, externalId]);
+    return row;
+  }
+
+  private replayOrConflict(row: OrderRow, request: CreateDepositOrderRequest): CreateResult {
+    return sameRequest(row, request) ? { outcome: 'replayed', order: toCreatedDepositOrder(row) } : { outcome: 'conflict', existing: row };
+  }
+
+  async create(merchantId: string, request: CreateDepositOrderRequest): Promise<CreateResult> {
+    const before = await this.existing(this.db, merchantId, request.externalId);
+    if (before) return this.replayOrConflict(before, request);
+
+    const network = request.blockchain;
+    const [{ index }] = (await this.db.query<{ index: bigint }>(`SELECT nextval('${SEQUENCE[network]}') AS index`)) as [{ index: bigint }];
+    const address = this.derive[network](Number(index));
+    const qr = await addressQr(address);
+    const expiredAt = new Date(this.now() + this.config.orderLifetimeSeconds * 1000);
+    // ON CONFLICT: a concurrent create with the same externalId won the race; answer as a replay.
+    const [inserted] = await this.db.query<OrderRow>(
+      `INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
+         address_index, address, address_qr, min_amount, expired_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+       ON CONFLICT (merchant_id, external_id) DO NOTHING
+       RETURNING *`,
+      [randomUUID(), merchantId, request.externalId, network, request.currency, request.customerId, request.callbackUrl,
+        index, address, qr, this.config.networks[network].minAmount, expiredAt],
+    );
+    if (inserted) return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
+    return this.replayOrConflict((await this.existing(this.db, merchantId, request.externalId))!, request);
+  }
+
+  async read(merchantId: string, uuid: string): Promise<DepositOrder | undefined> {
+    const [row] = await this.db.query<OrderRow>('SELECT * FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2', [uuid, merchantId]);
+    return row && toDepositOrder(row);
+  }
+}

@@ -1,0 +1,100 @@
+// Opens the platform: its database (PGlite in the data directory, or PostgreSQL), its migrations,
+// its services and its HTTP app. The one place that wires the parts together.
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from './config.js';
+import { openPglite, openPostgres, type Database } from './db/database.js';
+import { migrate } from './db/migrate.js';
+import { buildApp, type App } from './http/app.js';
+import { Merchants } from './merchants.js';
+import { Orders } from './orders.js';
+import { SecretKeeper, sandboxMasterKey } from './secrets.js';
+import type { Clock } from './time.js';
+import { Withdrawals } from './withdrawals.js';
+
+export interface Platform {
+  config: Config;
+  db: Database;
+  merchants: Merchants;
+  orders: Orders;
+  withdrawals: Withdrawals;
+  app: App;
+  close(): Promise<void>;
+}
+
+export class DataDirectoryBusyError extends Error {}
+
+/**
+ * PGlite is one process's database: a lock file keeps a second process (another server, or an
+ * operator command while the server runs) from opening the same data directory.
+ */
+function lockDataDirectory(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const lockFile = join(dataDir, 'partner-api.lock');
+  if (existsSync(lockFile)) {
+    const pid = Number(readFileSync(lockFile, 'utf8'));
+    let alive = false;
+    try {
+      alive = pid > 0 && pid !== process.pid && (process.kill(pid, 0), true);
+    } catch {
+      alive = false;
+    }
+    if (alive) {
+      throw new DataDirectoryBusyError(
+        `the embedded database in ${dataDir} is open in process ${pid} (a running platform?): stop it first, ` +
+          'or give both the same DATABASE_URL of a PostgreSQL server',
+      );
+    }
+    rmSync(lockFile, { force: true }); // left by a process that died
+  }
+  writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
+  return () => rmSync(lockFile, { force: true });
+}
+
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<{ db: Database; release: () => void }> {
+  if (config.databaseUrl) return { db: await openPostgres(config.databaseUrl), release: () => {} };
+  const release = lockDataDirectory(config.dataDir);
+  try {
+    return { db: await openPglite(join(config.dataDir, 'pglite')), release };
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
+
+export interface OpenOptions {
+  now?: Clock;
+  logger?: boolean;
+  /** An already open database (tests); otherwise opened from the config. */
+  db?: Database;
+}
+
+export async function openPlatform(config: Config, options: OpenOptions = {}): Promise<Platform> {
+  const now = options.now ?? Date.now;
+  const { db, release } = options.db ? { db: options.db, release: () => {} } : await openDatabase(config);
+  try {
+    await migrate(db);
+    const secrets = new SecretKeeper(config.secretKey ?? sandboxMasterKey(config.dataDir));
+    const merchants = new Merchants(db, secrets, config.mode);
+    const orders = new Orders(db, config, now);
+    const withdrawals = new Withdrawals(db);
+    const app = buildApp({ config, db, merchants, orders, withdrawals, now, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    return {
+      config,
+      db,
+      merchants,
+      orders,
+      withdrawals,
+      app,
+      async close() {
+        await app.fastify.close();
+        if (!options.db) await db.close();
+        release();
+      },
+    };
+  } catch (error) {
+    if (!options.db) await db.close().catch(() => {});
+    release();
+    throw error;
+  }
+}

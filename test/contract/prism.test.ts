@@ -1,0 +1,109 @@
+// The typed client against the contract served by the real Prism mock (npm run mock).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPartnerClient, type PartnerClient } from '../../src/client/index.js';
+import { freePort, startProcess, type Started } from '../support/processes.js';
+
+const ORDER_UUID = '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b';
+const WITHDRAWAL_UUID = '5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d';
+const createBody = {
+  externalId: 'ord-1001',
+  blockchain: 'Tron',
+  currency: 'USDT',
+  customerId: 'cust-42',
+  callbackUrl: 'https://merchant.example/callbacks/deposits',
+} as const;
+
+let prism: Started;
+let baseUrl: string;
+let client: PartnerClient;
+
+beforeAll(async () => {
+  const port = await freePort();
+  prism = await startProcess('node_modules/.bin/prism', ['mock', 'generated/openapi.json', '--host', '127.0.0.1', '--port', String(port)], /Prism is listening/);
+  baseUrl = `http://127.0.0.1:${port}`;
+  client = createPartnerClient({ baseUrl, apiKey: 'pk_test_mock', apiSecret: 'sk_test_mock' });
+});
+
+afterAll(() => prism?.stop());
+
+function expectNoViolations(response: Response) {
+  expect(response.headers.get('sl-violations'), response.headers.get('sl-violations') ?? '').toBeNull();
+}
+
+describe('the typed client against Prism', () => {
+  it('creates a deposit order (201) with a signed request', async () => {
+    const { data, error, response } = await client.POST('/partner/v1/platforms/orders', {
+      body: createBody,
+      headers: { Prefer: 'code=201' },
+    });
+    expectNoViolations(response);
+    expect(response.status).toBe(201);
+    expect(error).toBeUndefined();
+    expect(data?.status).toBe('NEW');
+    expect(data?.addressQr).toMatch(/^data:image\/png;base64,/);
+    expect(response.headers.get('RateLimit-Policy')).toBe('"default";q=100;w=60');
+  });
+
+  it('replays an order creation (200)', async () => {
+    const { data, response } = await client.POST('/partner/v1/platforms/orders', { body: createBody });
+    expectNoViolations(response);
+    expect(response.status).toBe(200);
+    expect(data?.uuid).toBe(ORDER_UUID);
+  });
+
+  it('reads a deposit order with its receivedAmount', async () => {
+    const { data, response } = await client.GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: ORDER_UUID } } });
+    expectNoViolations(response);
+    expect(response.status).toBe(200);
+    expect(data?.receivedAmount).toBe(2500000);
+  });
+
+  it('reads a withdrawal, the full and the minimal example', async () => {
+    for (const example of ['done', 'minimal']) {
+      const { data, response } = await client.GET('/partner/v1/platforms/withdrawals/{uuid}', {
+        params: { path: { uuid: WITHDRAWAL_UUID } },
+        headers: { Prefer: `example=${example}` },
+      });
+      expectNoViolations(response);
+      expect(response.status).toBe(200);
+      expect(data).toMatchObject({ uuid: WITHDRAWAL_UUID, status: 'DONE', externalId: 'wd-2001' });
+    }
+  });
+
+  it('gets 401 problem+json when the authentication headers are missing', async () => {
+    for (const path of [`/partner/v2/platforms/orders/${ORDER_UUID}`, `/partner/v1/platforms/withdrawals/${WITHDRAWAL_UUID}`]) {
+      const response = await fetch(baseUrl + path);
+      expect(response.status).toBe(401);
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+    }
+    const partial = await fetch(`${baseUrl}/partner/v2/platforms/orders/${ORDER_UUID}`, { headers: { 'X-Api-Key': 'pk' } });
+    expect(partial.status).toBe(401);
+  });
+
+  it('rejects a malformed X-Signature', async () => {
+    const headers = { 'X-Api-Key': 'pk', 'X-Timestamp': '1763700000' };
+    for (const signature of ['abc', 'A'.repeat(64), 'g'.repeat(64), 'a'.repeat(65)]) {
+      const response = await fetch(`${baseUrl}/partner/v2/platforms/orders/${ORDER_UUID}`, {
+        headers: { ...headers, 'X-Signature': signature },
+      });
+      expect(response.status).toBe(422);
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+    }
+  });
+
+  it('gets a 4xx problem for an invalid body, typed as the error of the call', async () => {
+    const invalid = [
+      { ...createBody, blockchain: 'Bitcoin' },
+      { ...createBody, surplus: true },
+      { ...createBody, customerId: '' },
+      { externalId: 'ord-1' },
+    ];
+    for (const body of invalid) {
+      const { data, error, response } = await client.POST('/partner/v1/platforms/orders', { body: body as never });
+      expect(data).toBeUndefined();
+      expect(response.status).toBe(422);
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+      expect(error?.code).toBe('validation_failed');
+    }
+  });
+});

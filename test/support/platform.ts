@@ -1,0 +1,118 @@
+// A real platform for tests: a listening server on a fresh database (PGlite in memory, or a fresh
+// PostgreSQL database when TEST_DATABASE_URL is set), merchants, signed raw requests and typed clients.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { createPartnerClient, type PartnerClient } from '../../src/client/index.js';
+import { signRequest } from '../../src/signing/index.js';
+import { loadConfig, type Config } from '../../src/server/config.js';
+import { openPglite, openPostgres, type Database } from '../../src/server/db/database.js';
+import { openPlatform, type Platform } from '../../src/server/platform.js';
+import type { MerchantCredentials } from '../../src/server/secrets.js';
+import type { Clock } from '../../src/server/time.js';
+import { contractCheckingFetch, contractViolations } from './contract.js';
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+
+/** The databases the storage and API tests run on: PGlite always, PostgreSQL when configured. */
+export const DATABASES: DatabaseKind[] = TEST_DATABASE_URL ? ['pglite', 'postgres'] : ['pglite'];
+
+if (!TEST_DATABASE_URL) {
+  console.warn('TEST_DATABASE_URL is not set: the PostgreSQL runs of the storage and API tests are skipped (.ci/run sets it).');
+}
+
+/** A database of its own for one test platform; dropped by the returned cleanup. */
+export async function freshDatabase(kind: DatabaseKind): Promise<{ db: Database; url?: string; drop: () => Promise<void> }> {
+  if (kind === 'pglite') {
+    const db = await openPglite(undefined);
+    return { db, drop: async () => {} };
+  }
+  const name = `partner_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(TEST_DATABASE_URL!);
+  url.pathname = `/${name}`;
+  const db = await openPostgres(url.toString());
+  return {
+    db,
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+export const TEST_SECRET_KEY = randomBytes(32).toString('base64');
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  const dataDir = mkdtempSync(join(tmpdir(), 'partner-test-'));
+  return loadConfig([], { DATA_DIR: dataDir, SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: 'silent', RATE_LIMIT: '100000/60', ...env });
+}
+
+export interface TestPlatform {
+  platform: Platform;
+  db: Database;
+  baseUrl: string;
+  merchant: MerchantCredentials;
+  createMerchant(name?: string): Promise<MerchantCredentials>;
+  /** A typed client whose every response is checked against the contract. */
+  client(credentials?: MerchantCredentials, now?: Clock): PartnerClient;
+  /** A signed request with any method, path, body and headers, its response checked against the contract. */
+  signed(method: string, path: string, options?: { body?: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string>; credentials?: MerchantCredentials; timestamp?: number }): Promise<Response>;
+  count(table: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startTestPlatform(
+  kind: DatabaseKind,
+  options: { env?: Record<string, string>; now?: Clock } = {},
+): Promise<TestPlatform> {
+  const config = testConfig(options.env);
+  const { db, drop } = await freshDatabase(kind);
+  const platform = await openPlatform(config, { db, logger: false, ...(options.now ? { now: options.now } : {}) });
+  const address = await platform.app.fastify.listen({ host: '127.0.0.1', port: 0 });
+  const merchant = await platform.merchants.create('test merchant');
+  const clock = options.now ?? Date.now;
+
+  const checkedFetch = contractCheckingFetch();
+  return {
+    platform,
+    db,
+    baseUrl: address,
+    merchant,
+    createMerchant: (name = 'another merchant') => platform.merchants.create(name),
+    client: (credentials = merchant, now = clock) =>
+      createPartnerClient({ baseUrl: address, apiKey: credentials.apiKey, apiSecret: credentials.apiSecret, fetch: checkedFetch, now }),
+    async signed(method, path, { body, headers = {}, credentials = merchant, timestamp = Math.floor(clock() / 1000) } = {}) {
+      const signature = await signRequest({ secret: credentials.apiSecret, timestamp, method, target: path, body: body ?? '' });
+      const response = await fetch(address + path, {
+        method,
+        headers: { 'X-Api-Key': credentials.apiKey, 'X-Timestamp': String(timestamp), 'X-Signature': signature, ...headers },
+        ...(body === undefined ? {} : { body }),
+      });
+      const text = await response.clone().text();
+      const violations = contractViolations(method, path, response.status, response.headers.get('content-type'), text);
+      if (violations.length > 0) throw new Error(`response breaks the contract (${method} ${path} → ${response.status}):\n${violations.join('\n')}\n${text.slice(0, 300)}`);
+      return response;
+    },
+    async count(table) {
+      const [row] = await db.query<{ n: bigint }>(`SELECT count(*)::bigint AS n FROM ${table}`);
+      return Number(row!.n);
+    },
+    async close() {
+      await platform.close();
+      await db.close();
+      await drop();
+      rmSync(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}
