@@ -1,31 +1,35 @@
 // Where callbacks may go. The contract bounds the URL's shape; live mode also refuses plain http and
 // hosts that name a private, loopback or link-local address (re-checked after DNS at delivery).
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import type { Mode } from '../secrets.js';
 
-const PRIVATE_V4: [number, number][] = [
-  [0x00000000, 8], [0x0a000000, 8], [0x64400000, 10], [0x7f000000, 8], [0xa9fe0000, 16],
-  [0xac100000, 12], [0xc0000000, 24], [0xc0a80000, 16], [0xc6120000, 15], [0xe0000000, 4], [0xf0000000, 4],
-];
+/** Every range that is not the public internet: loopback, private, shared, link-local, multicast, reserved. */
+const NON_PUBLIC = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
+for (const [network, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) {
+  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
+}
 
-function ipv4ToInt(ip: string): number {
-  return ip.split('.').reduce((n, part) => n * 256 + Number(part), 0);
+/** The IPv4 address inside an IPv4-mapped or NAT64 IPv6 address, in either notation. */
+function embeddedIpv4(ip: string): string | undefined {
+  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (dotted) return dotted[1];
+  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(ip);
+  if (!hex) return undefined;
+  const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
 }
 
 /** True for loopback, private, link-local, shared, multicast and reserved addresses (v4 and v6). */
 export function isNonPublicAddress(ip: string): boolean {
   const version = isIP(ip);
-  if (version === 4) {
-    const n = ipv4ToInt(ip);
-    return PRIVATE_V4.some(([base, bits]) => (n >>> (32 - bits)) === (base >>> (32 - bits)));
-  }
-  if (version === 6) {
-    const lower = ip.toLowerCase();
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-    if (mapped) return isNonPublicAddress(mapped[1]!);
-    return lower === '::' || lower === '::1' || /^f[cd]/.test(lower) || /^fe[89ab]/.test(lower) || /^ff/.test(lower);
-  }
-  return false;
+  if (version === 4) return NON_PUBLIC.check(ip, 'ipv4');
+  if (version !== 6) return false;
+  const v4 = embeddedIpv4(ip);
+  return v4 ? NON_PUBLIC.check(v4, 'ipv4') : NON_PUBLIC.check(ip, 'ipv6');
 }
 
 /** Why a callback URL is refused in this mode, or undefined when it is acceptable. */

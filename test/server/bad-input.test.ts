@@ -1,0 +1,158 @@
+// Bad input gets a clear problem and changes nothing; no 5xx for anything a caller can send.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hdVectors } from '../fixtures/vectors.js';
+import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
+
+const ORDERS = '/partner/v1/platforms/orders';
+const valid = {
+  externalId: 'bad-input-1',
+  blockchain: 'Tron',
+  currency: 'USDT',
+  customerId: 'cust-42',
+  callbackUrl: 'https://merchant.example/callbacks/deposits',
+};
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+
+/** A second public test wallet: live mode refuses the sandbox one. */
+const liveEnv = {
+  MODE: 'live',
+  TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub,
+  ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub,
+};
+
+async function problemOf(response: Response) {
+  expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  return (await response.json()) as { status: number; code: string; errors?: { pointer: string; detail: string }[] };
+}
+
+async function rowCounts(t: TestPlatform) {
+  return [await t.count('deposit_orders'), await t.count('withdrawals'), await t.count('merchants')];
+}
+
+describe.each(DATABASES)('bad input on %s', (kind) => {
+  let sandbox: TestPlatform;
+  let live: TestPlatform;
+  beforeAll(async () => {
+    [sandbox, live] = await Promise.all([startTestPlatform(kind), startTestPlatform(kind, { env: liveEnv })]);
+  });
+  afterAll(async () => {
+    await sandbox?.close();
+    await live?.close();
+  });
+
+  it('answers malformed JSON with 400, wrong or missing content types with 415, a body over 16 KiB with 413', async () => {
+    const before = await rowCounts(sandbox);
+    const cases: [number, string, Parameters<TestPlatform['signed']>[2]][] = [
+      [400, 'malformed_json', { body: '{"externalId":', headers: JSON_TYPE }],
+      [400, 'malformed_json', { body: '', headers: JSON_TYPE }],
+      [400, 'malformed_json', { body: new Uint8Array([0x7b, 0xff, 0x7d]), headers: JSON_TYPE }],
+      [415, 'unsupported_media_type', { body: JSON.stringify(valid), headers: { 'Content-Type': 'text/plain' } }],
+      [415, 'unsupported_media_type', { body: JSON.stringify(valid), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }],
+      [415, 'unsupported_media_type', { body: JSON.stringify(valid) }],
+      [413, 'payload_too_large', { body: JSON.stringify({ ...valid, customerId: 'x'.repeat(17_000) }), headers: JSON_TYPE }],
+    ];
+    for (const [status, code, options] of cases) {
+      const response = await sandbox.signed('POST', ORDERS, options);
+      expect(response.status, code).toBe(status);
+      expect((await problemOf(response)).code).toBe(code);
+    }
+    expect(await rowCounts(sandbox)).toEqual(before);
+  });
+
+  it.each([
+    ['an unknown field', { ...valid, amount: 5 }, '/amount'],
+    ['a missing field', { ...valid, customerId: undefined }, '/customerId'],
+    ['a wrong type', { ...valid, externalId: 42 }, '/externalId'],
+    ['an over-long string', { ...valid, customerId: 'c'.repeat(129) }, '/customerId'],
+    ['an empty string', { ...valid, externalId: '' }, '/externalId'],
+    ['a control character', { ...valid, customerId: 'a\u0000b' }, '/customerId'],
+    ['a network outside the enum', { ...valid, blockchain: 'Bitcoin' }, '/blockchain'],
+    ['a currency outside the enum', { ...valid, currency: 'USDC' }, '/currency'],
+    ['a callback URL with credentials', { ...valid, callbackUrl: 'https://user:pw@merchant.example/cb' }, '/callbackUrl'],
+    ['a callback URL over 2048 characters', { ...valid, callbackUrl: 'https://merchant.example/' + 'a'.repeat(2048) }, '/callbackUrl'],
+    ['a relative callback URL', { ...valid, callbackUrl: '/callbacks' }, '/callbackUrl'],
+    ['a body that is no object', [valid], ''],
+  ])('answers %s with 422 naming the field, and stores nothing', async (_, body, pointer) => {
+    const before = await rowCounts(sandbox);
+    const response = await sandbox.signed('POST', ORDERS, { body: JSON.stringify(body), headers: JSON_TYPE });
+    expect(response.status).toBe(422);
+    const problem = await problemOf(response);
+    expect(problem.code).toBe('validation_failed');
+    expect(problem.errors?.map((e) => e.pointer)).toContain(pointer);
+    expect(await rowCounts(sandbox)).toEqual(before);
+  });
+
+  it.each([
+    ['plain http', 'http://merchant.example/cb'],
+    ['a loopback IP', 'https://127.0.0.1/cb'],
+    ['localhost', 'https://localhost:8443/cb'],
+    ['a private IP', 'https://10.1.2.3/cb'],
+    ['a private IP (192.168)', 'https://192.168.0.10/cb'],
+    ['a link-local IP', 'https://169.254.169.254/latest/meta-data'],
+    ['an IPv6 loopback', 'https://[::1]/cb'],
+    ['an IPv4-mapped private IPv6', 'https://[::ffff:10.0.0.1]/cb'],
+  ])('refuses a callback URL with %s in live mode', async (_, callbackUrl) => {
+    const before = await rowCounts(live);
+    const response = await live.signed('POST', ORDERS, { body: JSON.stringify({ ...valid, callbackUrl }), headers: JSON_TYPE });
+    expect(response.status).toBe(422);
+    expect((await problemOf(response)).errors?.[0]?.pointer).toBe('/callbackUrl');
+    expect(await rowCounts(live)).toEqual(before);
+  });
+
+  it('accepts a plain http or local callback URL in sandbox mode only', async () => {
+    const body = JSON.stringify({ ...valid, externalId: 'sandbox-http', callbackUrl: 'http://127.0.0.1:9000/cb' });
+    expect((await sandbox.signed('POST', ORDERS, { body, headers: JSON_TYPE })).status).toBe(201);
+    const publicHttps = JSON.stringify({ ...valid, externalId: 'live-https' });
+    expect((await live.signed('POST', ORDERS, { body: publicHttps, headers: JSON_TYPE })).status).toBe(201);
+  });
+
+  it('answers junk at every endpoint without a 5xx, and a refused request changes no row', async () => {
+    const paths = [
+      ORDERS,
+      '/partner/v2/platforms/orders/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b',
+      '/partner/v1/platforms/withdrawals/5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d',
+    ];
+    const junkValue = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 3 }), fc.object({ maxDepth: 1 }));
+    const body = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.json(),
+      fc.record({ externalId: junkValue, blockchain: fc.oneof(junkValue, fc.constantFrom('Tron', 'Ethereum')), currency: junkValue, customerId: junkValue, callbackUrl: junkValue }, { requiredKeys: [] }).map((o) => JSON.stringify(o)),
+      fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes).toString('latin1')),
+    );
+    const request = fc.record({
+      method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'),
+      path: fc.oneof(fc.constantFrom(...paths), fc.constantFrom(...paths).chain((p) => fc.webSegment().map((s) => `${p.replace(/[^/]+$/, '')}${s}`)), fc.webPath()),
+      body: fc.option(body, { nil: undefined }),
+      contentType: fc.constantFrom('application/json', 'text/plain', 'application/json; charset=utf-8', ''),
+      signed: fc.boolean(),
+      junkHeaders: fc.dictionary(fc.constantFrom('x-api-key', 'x-timestamp', 'x-signature'), fc.string({ maxLength: 80 }).filter((s) => /^[\x21-\x7e]*$/.test(s)), { maxKeys: 2 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(request, async ({ method, path, body, contentType, signed, junkHeaders }) => {
+        const target = path.startsWith('/') ? path : `/${path}`;
+        const withBody = body !== undefined && method !== 'GET';
+        const before = await rowCounts(sandbox);
+        const headers: Record<string, string> = { ...(contentType ? { 'Content-Type': contentType } : {}), ...(signed ? {} : junkHeaders) };
+        const init = { headers, ...(withBody ? { body } : {}) };
+        let response: Response;
+        try {
+          response = signed
+            ? await sandbox.signed(method, target, init)
+            : await fetch(sandbox.baseUrl + target, { method, ...init });
+        } catch (error) {
+          // The harness throws on contract violations of the contract's own operations; paths outside the
+          // contract only need a clean problem, checked below.
+          if (!/is no operation of the contract/.test(String(error))) throw error;
+          response = await fetch(sandbox.baseUrl + target, { method, ...init });
+        }
+        expect(response.status, `${method} ${target}`).toBeLessThan(500);
+        if (response.status >= 400) {
+          expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+          expect(await rowCounts(sandbox)).toEqual(before);
+        }
+      }),
+      { numRuns: 250 },
+    );
+  });
+});
