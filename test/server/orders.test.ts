@@ -1,0 +1,97 @@
+// Addresses and their QR codes, concurrency and restarts: an address is never issued twice.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import jsQR from 'jsqr';
+import { PNG } from 'pngjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CreateDepositOrderRequest } from '../../src/client/index.js';
+import { openPlatform } from '../../src/server/platform.js';
+import { hdVectors } from '../fixtures/vectors.js';
+import { DATABASES, startTestPlatform, testConfig, type TestPlatform } from '../support/platform.js';
+
+const order = (externalId: string, blockchain: 'Tron' | 'Ethereum' = 'Tron'): CreateDepositOrderRequest => ({
+  externalId,
+  blockchain,
+  currency: 'USDT',
+  customerId: 'cust-1',
+  callbackUrl: 'https://merchant.example/cb',
+});
+
+function decodeQr(dataUrl: string): string | undefined {
+  const png = PNG.sync.read(Buffer.from(dataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
+  return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data;
+}
+
+describe.each(DATABASES)('orders on %s', (kind) => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform(kind);
+  });
+  afterAll(() => t?.close());
+
+  it('derives the test wallet addresses in order, and the QR code reads back as the address', async () => {
+    const wallet = hdVectors.wallets[0]!;
+    for (const blockchain of ['Tron', 'Ethereum'] as const) {
+      const addresses = [];
+      for (let i = 0; i < 3; i++) {
+        const { data } = await t.client().POST('/partner/v1/platforms/orders', { body: order(`qr-${blockchain}-${i}`, blockchain) });
+        expect(decodeQr(data!.addressQr)).toBe(data!.address);
+        addresses.push(data!.address);
+      }
+      expect(addresses).toEqual(wallet[blockchain].addresses);
+    }
+  });
+
+  it('gives 200 concurrent creates with 50 repeated externalIds exactly one order each and unique addresses', async () => {
+    const client = t.client();
+    const ids = Array.from({ length: 200 }, (_, i) => `burst-${i < 150 ? i : i - 150}`); // 150 ids, the first 50 sent twice
+    const results = await Promise.all(ids.map((id) => client.POST('/partner/v1/platforms/orders', { body: order(id, id.length % 2 ? 'Tron' : 'Ethereum') })));
+    expect(results.every((r) => r.response.status === 200 || r.response.status === 201)).toBe(true);
+    const byId = new Map<string, Set<string>>();
+    results.forEach((r, i) => byId.set(ids[i]!, (byId.get(ids[i]!) ?? new Set()).add(r.data!.uuid)));
+    expect(byId.size).toBe(150);
+    expect([...byId.values()].every((uuids) => uuids.size === 1)).toBe(true);
+    expect(results.filter((r) => r.response.status === 201)).toHaveLength(150);
+    const [row] = await t.db.query<{ n: bigint; d: bigint; e: bigint }>(
+      "SELECT count(*)::bigint AS n, count(DISTINCT address)::bigint AS d, count(DISTINCT external_id)::bigint AS e FROM deposit_orders WHERE external_id LIKE 'burst-%'",
+    );
+    expect(row).toEqual({ n: 150n, d: 150n, e: 150n });
+  });
+});
+
+describe('addresses across restarts (PGlite in a data directory)', () => {
+  it('continues the sequence after a restart and never reuses an index', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'partner-restart-'));
+    const config = { ...testConfig(), dataDir };
+    const addresses: string[] = [];
+    try {
+      for (let run = 0; run < 2; run++) {
+        const platform = await openPlatform(config, { logger: false });
+        const merchant = await platform.merchants.create(`restart-${run}`);
+        for (let i = 0; i < 2; i++) {
+          const result = await platform.orders.create(merchant.merchantId, order(`restart-${run}-${i}`));
+          if (result.outcome === 'conflict') throw new Error('unexpected conflict');
+          addresses.push(result.order.address);
+        }
+        await platform.close();
+      }
+      expect(addresses).toEqual([...hdVectors.wallets[0]!.Tron.addresses, expect.any(String)]);
+      expect(new Set(addresses).size).toBe(4);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a second process on the same data directory', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'partner-lock-'));
+    const config = { ...testConfig(), dataDir };
+    const { writeFileSync } = await import('node:fs');
+    try {
+      writeFileSync(join(dataDir, 'partner-api.lock'), String(process.ppid));
+      await expect(openPlatform(config, { logger: false })).rejects.toThrow(/is open in process/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
