@@ -66,6 +66,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/v1/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a test withdrawal
+         * @description Sandbox only. Creates a `PENDING` withdrawal for your merchant, to read back with Read a withdrawal.
+         */
+        post: operations["createSandboxWithdrawal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/v1/withdrawals/{uuid}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance a test withdrawal
+         * @description Sandbox only. Moves your `PENDING` test withdrawal to `DONE` or `FAILED`; both are final.
+         */
+        post: operations["setSandboxWithdrawalStatus"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -270,6 +310,7 @@ export interface components {
          *     | `timestamp_out_of_window` | 401 | `X-Timestamp` is more than 300 s from the server's clock (`serverTime` says it) |
          *     | `not_found` | 404 | no such order or withdrawal for this merchant |
          *     | `external_id_conflict` | 409 | the `externalId` was used before with different fields |
+         *     | `invalid_status_transition` | 409 | (sandbox) the withdrawal's status is final |
          *     | `payload_too_large` | 413 | the body is over 16 KiB |
          *     | `unsupported_media_type` | 415 | the body is not `application/json` |
          *     | `validation_failed` | 422 | the body or a path parameter does not match the contract (`errors` lists the fields) |
@@ -278,7 +319,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "external_id_conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error";
+        ProblemCode: "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "external_id_conflict" | "invalid_status_transition" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error";
         /** @description One invalid field of a request. */
         FieldError: {
             /**
@@ -310,6 +351,24 @@ export interface components {
          * @enum {string}
          */
         WithdrawalStatus: "PENDING" | "DONE" | "FAILED";
+        /** @description A test withdrawal for the sandbox, as the operator would create it. */
+        SandboxWithdrawalRequest: {
+            /** @description Your transaction ID of the withdrawal, unique per merchant. */
+            externalId: components["schemas"]["MerchantReference"];
+            /**
+             * Format: double
+             * @description Amount in whole units of USDT, at most 6 decimals (`12.5`).
+             * @example 12.5
+             */
+            amount: number;
+            blockchain: components["schemas"]["Blockchain"];
+            /** @description The receiver's address on that network. */
+            destinationAddress: components["schemas"]["WalletAddress"];
+        };
+        /** @description The status a sandbox withdrawal moves to; `PENDING` moves once, to `DONE` or `FAILED`. */
+        WithdrawalStatusChange: {
+            status: components["schemas"]["WithdrawalStatus"];
+        };
     };
     responses: {
         /** @description The body is not valid JSON (`malformed_json`). */
@@ -415,6 +474,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The withdrawal's status is final and cannot move (`invalid_status_transition`). */
+        StatusConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -491,6 +561,8 @@ export type FieldError = components['schemas']['FieldError'];
 export type ReceivedAmount = components['schemas']['ReceivedAmount'];
 export type OrderEventType = components['schemas']['OrderEventType'];
 export type WithdrawalStatus = components['schemas']['WithdrawalStatus'];
+export type SandboxWithdrawalRequest = components['schemas']['SandboxWithdrawalRequest'];
+export type WithdrawalStatusChange = components['schemas']['WithdrawalStatusChange'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseConflict = components['responses']['Conflict'];
@@ -500,6 +572,7 @@ export type ResponseValidationFailed = components['responses']['ValidationFailed
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseStatusConflict = components['responses']['StatusConflict'];
 export type ParameterXSignature = components['parameters']['XSignature'];
 export type ParameterWebhookId = components['parameters']['WebhookId'];
 export type ParameterWebhookTimestamp = components['parameters']['WebhookTimestamp'];
@@ -638,6 +711,96 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createSandboxWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxWithdrawalRequest"];
+            };
+        };
+        responses: {
+            /** @description The withdrawal was created, `PENDING`. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setSandboxWithdrawalStatus: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path: {
+                /**
+                 * @description The withdrawal's transaction ID.
+                 * @example 5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d
+                 */
+                uuid: components["parameters"]["WithdrawalUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WithdrawalStatusChange"];
+            };
+        };
+        responses: {
+            /** @description The withdrawal with its new status. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["StatusConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -2,6 +2,7 @@
 // generated/openapi.json by the harness.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateDepositOrderRequest } from '../../src/client/index.js';
+import { signRequest } from '../../src/signing/index.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
 
 const order = (externalId: string, overrides: Partial<CreateDepositOrderRequest> = {}): CreateDepositOrderRequest => ({
@@ -152,7 +153,8 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
     }
 
     it('names a missing or malformed header', async () => {
-      for (const headers of [{}, { 'X-Api-Key': t.merchant.apiKey }, { 'X-Api-Key': 'k', 'X-Timestamp': 'soon', 'X-Signature': 'a'.repeat(64) }]) {
+      const incomplete: Record<string, string>[] = [{}, { 'X-Api-Key': t.merchant.apiKey }, { 'X-Api-Key': 'k', 'X-Timestamp': 'soon', 'X-Signature': 'a'.repeat(64) }];
+      for (const headers of incomplete) {
         const response = await fetch(t.baseUrl + path, { headers });
         expect(response.status).toBe(401);
         expect((await problem(response)).code).toBe('missing_credentials');
@@ -170,7 +172,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
     it('refuses a signature by another secret, over another target or another body', async () => {
       const wrongSecret = await t.signed('GET', path, { credentials: { ...t.merchant, apiSecret: 'sk_test_wrong' } });
       expect((await problem(wrongSecret)).code).toBe('invalid_signature');
-      const signature = (await (await import('../../src/signing/index.js')).signRequest({ secret: t.merchant.apiSecret, timestamp: NOW / 1000, method: 'GET', target: path + '?x=1' }));
+      const signature = (await signRequest({ secret: t.merchant.apiSecret, timestamp: NOW / 1000, method: 'GET', target: path + '?x=1' }));
       const otherTarget = await fetch(t.baseUrl + path, { headers: { 'X-Api-Key': t.merchant.apiKey, 'X-Timestamp': String(NOW / 1000), 'X-Signature': signature } });
       expect((await problem(otherTarget)).code).toBe('invalid_signature');
     });
@@ -187,7 +189,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
     it('verifies the raw body bytes: a re-serialized body fails', async () => {
       const body = JSON.stringify(order('raw-1'));
       const spaced = JSON.stringify(order('raw-1'), null, 1);
-      const signature = await (await import('../../src/signing/index.js')).signRequest({ secret: t.merchant.apiSecret, timestamp: NOW / 1000, method: 'POST', target: '/partner/v1/platforms/orders', body });
+      const signature = await signRequest({ secret: t.merchant.apiSecret, timestamp: NOW / 1000, method: 'POST', target: '/partner/v1/platforms/orders', body });
       const response = await fetch(t.baseUrl + '/partner/v1/platforms/orders', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-Api-Key': t.merchant.apiKey, 'X-Timestamp': String(NOW / 1000), 'X-Signature': signature },

@@ -12,6 +12,7 @@ import { createMetrics, operationsRoutes, type Metrics } from './operations-rout
 import { partnerRoutes } from './partner-routes.js';
 import { errorHandler, ProblemError, sendProblem } from './problems.js';
 import { createRateLimiter } from './rate-limit.js';
+import { sandboxRoutes } from './sandbox-routes.js';
 
 export const BODY_LIMIT = 16 * 1024;
 
@@ -61,12 +62,11 @@ export function buildApp(deps: AppDeps): App {
 
   const metrics = createMetrics();
   operationsRoutes(fastify, { db: deps.db, metrics });
-  partnerRoutes(fastify, {
+  const guard = {
     authenticator: createAuthenticator(deps.merchants, deps.config.timestampToleranceSeconds, deps.now),
     rateLimiter: createRateLimiter(deps.config.rateLimit.limit, deps.config.rateLimit.windowSeconds, deps.now),
-    orders: deps.orders,
-    withdrawals: deps.withdrawals,
-    mode: deps.config.mode,
-  });
+  };
+  partnerRoutes(fastify, { ...guard, orders: deps.orders, withdrawals: deps.withdrawals, mode: deps.config.mode, metrics });
+  if (deps.config.mode === 'sandbox') sandboxRoutes(fastify, { ...guard, withdrawals: deps.withdrawals });
   return { fastify, metrics };
 }

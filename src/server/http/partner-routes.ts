@@ -7,6 +7,7 @@ import type { Merchant } from '../merchants.js';
 import type { Orders } from '../orders.js';
 import type { Mode } from '../secrets.js';
 import type { Withdrawals } from '../withdrawals.js';
+import type { Metrics } from './operations-routes.js';
 import type { Authenticator } from './authentication.js';
 import { callbackUrlProblem } from './callback-url.js';
 import { ProblemError } from './problems.js';
@@ -67,6 +68,7 @@ export interface PartnerRouteDeps extends GuardDeps {
   orders: Orders;
   withdrawals: Withdrawals;
   mode: Mode;
+  metrics: Metrics;
 }
 
 const uuidParams = (name: string) => ({
@@ -89,6 +91,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
         });
       }
       const result = await deps.orders.create(request.merchant!.id, request.body);
+      deps.metrics.ordersCreated.inc({ blockchain: request.body.blockchain, outcome: result.outcome });
       if (result.outcome === 'conflict') {
         throw new ProblemError(409, 'external_id_conflict', `An order with externalId ${request.body.externalId} exists with different fields.`);
       }

@@ -10,6 +10,7 @@ const TITLES: Record<ProblemCode, string> = {
   timestamp_out_of_window: 'Timestamp out of window',
   not_found: 'Not found',
   external_id_conflict: 'externalId conflict',
+  invalid_status_transition: 'Invalid status transition',
   payload_too_large: 'Payload too large',
   unsupported_media_type: 'Unsupported media type',
   validation_failed: 'Validation failed',
