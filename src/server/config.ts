@@ -44,7 +44,7 @@ type Raw = Record<string, string | undefined>;
 
 /** Each setting: its flag, its environment variable, and how it is parsed and checked. */
 const SETTINGS = {
-  mode: { env: 'MODE' },
+  mode: { env: 'PARTNER_API_MODE' },
   host: { env: 'HOST' },
   port: { env: 'PORT' },
   'data-dir': { env: 'DATA_DIR' },

@@ -27,16 +27,41 @@ export interface RequestSigner {
   verify(parts: SignedRequestParts, signature: string): Promise<boolean>;
 }
 
+/** The part of `node:crypto` that signing uses. */
+interface NativeCrypto {
+  createHmac(algorithm: 'sha256', key: Uint8Array): { update(data: Uint8Array): { digest(encoding: 'hex'): string } };
+}
+
+/**
+ * The runtime's own synchronous HMAC-SHA256: node:crypto, reached through `process.getBuiltinModule`
+ * (Node ≥ 20.16 and runtimes that mimic it) so that nothing is imported; elsewhere signing falls back
+ * to WebCrypto. Signing runs on every request the client sends, and a WebCrypto `sign` is an
+ * asynchronous job costing about 20 µs a call in Node 20, against about 3 µs here (`npm run bench`).
+ */
+function nativeHmacSha256Hex(secret: Uint8Array): ((message: Uint8Array) => string) | undefined {
+  const runtime = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  if (typeof runtime?.getBuiltinModule !== 'function') return undefined;
+  const crypto = runtime.getBuiltinModule('node:crypto') as Partial<NativeCrypto> | undefined;
+  if (typeof crypto?.createHmac !== 'function') return undefined;
+  const { createHmac } = crypto as NativeCrypto;
+  return (message) => createHmac('sha256', secret).update(message).digest('hex');
+}
+
 export function createRequestSigner(apiSecret: string): RequestSigner {
-  const key = importHmacKey(apiSecret);
+  const secret = toBytes(apiSecret);
+  const native = nativeHmacSha256Hex(secret);
+  // The WebCrypto key, imported once and only when needed: to verify, or to sign without node:crypto.
+  let key: Promise<CryptoKey> | undefined;
+  const webCryptoKey = () => (key ??= importHmacKey(secret));
   return {
     async sign(parts) {
-      return toHex(await hmacSha256(await key, requestSigningMessage(parts)));
+      const message = requestSigningMessage(parts);
+      return native ? native(message) : toHex(await hmacSha256(await webCryptoKey(), message));
     },
     async verify(parts, signature) {
       const mac = /^[0-9a-f]{64}$/.test(signature) ? fromHex(signature) : undefined;
       if (!mac) return false;
-      return hmacSha256Verify(await key, mac, requestSigningMessage(parts));
+      return hmacSha256Verify(await webCryptoKey(), mac, requestSigningMessage(parts));
     },
   };
 }

@@ -16,7 +16,7 @@ const JSON_TYPE = { 'Content-Type': 'application/json' };
 
 /** A second public test wallet: live mode refuses the sandbox one. */
 const liveEnv = {
-  MODE: 'live',
+  PARTNER_API_MODE: 'live',
   TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub,
   ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub,
 };

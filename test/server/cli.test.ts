@@ -1,0 +1,184 @@
+// The partner-api command as an operator runs it: a real process, its output and exit codes.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPartnerClient } from '../../src/client/index.js';
+import { signRequest } from '../../src/signing/index.js';
+import { startProcess, type Started } from '../support/processes.js';
+
+const run = promisify(execFile);
+const BIN = 'bin/partner-api.js';
+const dataDirs: string[] = [];
+
+function freshDataDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'partner-cli-'));
+  dataDirs.push(dir);
+  return dir;
+}
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run('node', [BIN, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+afterAll(() => dataDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+describe('partner-api refuses a bad configuration at start', () => {
+  it.each([
+    [['serve', '--port', '99999'], /PORT must be a whole number from 0 to 65535/],
+    [['serve', '--mode', 'staging'], /--mode must be sandbox or live/],
+    [['serve', '--mode', 'live'], /SECRET_KEY is required in live mode/],
+    [['serve', '--tron-xpub', 'xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LETS7JY3xMYLp9fQpz1T3hNybGCC4bLgVS'], /extended private key/],
+    [['serve', '--rate-limit', 'lots'], /RATE_LIMIT must be "requests\/seconds"/],
+    [['serve', '--database-url', 'mysql://x'], /DATABASE_URL must be a postgres:\/\/ URL/],
+    [['serve', '--no-such-flag', '1'], /Unknown option '--no-such-flag'/],
+    [['merchants', 'create'], /--name is required/],
+    [['frobnicate'], /unknown command: frobnicate/],
+  ])('%j', async (args, message) => {
+    const { code, stderr } = await cli(args, { DATA_DIR: freshDataDir() });
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(message);
+  });
+
+  it('refuses live mode with the public test wallet', async () => {
+    const { code, stderr } = await cli(['serve', '--mode', 'live'], {
+      DATA_DIR: freshDataDir(),
+      SECRET_KEY: Buffer.alloc(32, 1).toString('base64'),
+      TRON_XPUB: 'xpub6D1AabNHCupeiLM65ZR9UStMhJ1vCpyV4XbZdyhMZBiJXALQtmn9p42VTQckoHVn8WNqS7dqnJokZHAHcHGoaQgmv8D45oNUKx6DZMNZBCd',
+      ETHEREUM_XPUB: 'xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt',
+    });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/public test wallet/);
+  });
+});
+
+describe('operator commands', () => {
+  it('creates a merchant and prints its credentials as JSON', async () => {
+    const { code, stdout } = await cli(['merchants', 'create', '--name', 'Shop', '--json'], { DATA_DIR: freshDataDir() });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({
+      name: 'Shop',
+      merchantId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      apiKey: expect.stringMatching(/^pk_test_/),
+      apiSecret: expect.stringMatching(/^sk_test_/),
+      callbackSecret: expect.stringMatching(/^whsec_/),
+    });
+  });
+
+  it('creates a withdrawal and moves its status once', async () => {
+    const env = { DATA_DIR: freshDataDir() };
+    const merchant = JSON.parse((await cli(['merchants', 'create', '--name', 'W', '--json'], env)).stdout) as { apiKey: string };
+    const created = await cli(
+      ['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'wd-9', '--amount', '0.1', '--blockchain', 'Ethereum',
+        '--destination-address', '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0', '--json'],
+      env,
+    );
+    expect(created.code).toBe(0);
+    const withdrawal = JSON.parse(created.stdout) as { uuid: string; amount: number; status: string };
+    expect(withdrawal).toMatchObject({ amount: 0.1, status: 'PENDING' });
+    const done = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'DONE', '--json'], env);
+    expect(JSON.parse(done.stdout)).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
+    const refused = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'FAILED'], env);
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toMatch(/is final/);
+    const badAmount = await cli(['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'x', '--amount', '1.0000001', '--blockchain', 'Tron', '--destination-address', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK'], env);
+    expect(badAmount.stderr).toMatch(/at most 6 decimals/);
+  });
+});
+
+describe('partner-api serve', () => {
+  let server: Started;
+  let dataDir: string;
+  let baseUrl: string;
+  let credentials: { apiKey: string; apiSecret: string; callbackSecret: string };
+
+  beforeAll(async () => {
+    dataDir = freshDataDir();
+    server = await startProcess('node', [BIN, 'serve', '--port', '0'], /callback secret:\s+\S+/, { DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+    const out = server.output();
+    baseUrl = /listening on (http:\/\/\S+)/.exec(out)![1]!;
+    credentials = {
+      apiKey: /API key:\s+(\S+)/.exec(out)![1]!,
+      apiSecret: /API secret:\s+(\S+)/.exec(out)![1]!,
+      callbackSecret: /callback secret:\s+(\S+)/.exec(out)![1]!,
+    };
+  });
+  afterAll(() => server?.stop());
+
+  it('prints the docs URL and sandbox credentials that work with the typed client', async () => {
+    expect(server.output()).toContain(`docs:      ${baseUrl}/docs`);
+    const client = createPartnerClient({ baseUrl, ...credentials });
+    const { data, response } = await client.POST('/partner/v1/platforms/orders', {
+      body: { externalId: 'serve-1', blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' },
+    });
+    expect(response.status).toBe(201);
+    expect(data!.address).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
+  });
+
+  it('serves health, readiness, metrics, the contract and the docs', async () => {
+    expect(await (await fetch(`${baseUrl}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${baseUrl}/readyz`)).json()).toEqual({ status: 'ready', database: 'pglite' });
+    const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/partner_api_orders_created_total\{blockchain="Tron",outcome="created"\} 1/);
+    expect(metrics).toMatch(/partner_api_http_request_duration_seconds_count\{method="POST",route="\/partner\/v1\/platforms\/orders",status="201"\} 1/);
+    expect(await (await fetch(`${baseUrl}/openapi.json`)).text()).toBe(readFileSync('generated/openapi.json', 'utf8'));
+    const docs = await fetch(`${baseUrl}/docs`);
+    if (existsSync('dist/docs/index.html')) expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
+    else expect(docs.status).toBe(404);
+  });
+
+  it('refuses an operator command on its open embedded database, with a clear message', async () => {
+    const { code, stderr } = await cli(['merchants', 'create', '--name', 'X'], { DATA_DIR: dataDir });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/is open in process \d+/);
+  });
+
+  it('writes JSON logs without keys, secrets or signatures', async () => {
+    const logLines = server.output().split('\n').filter((line) => line.startsWith('{'));
+    expect(logLines.length).toBeGreaterThan(3);
+    for (const line of logLines) {
+      JSON.parse(line);
+      expect(line).not.toContain(credentials.apiSecret);
+      expect(line).not.toContain(credentials.callbackSecret);
+      expect(line).not.toContain(credentials.apiKey);
+      expect(line).not.toMatch(/[0-9a-f]{64}/);
+    }
+  });
+
+  it('finishes an in-flight request on SIGTERM, then exits cleanly and releases the database', async () => {
+    const body = JSON.stringify({ externalId: 'in-flight', blockchain: 'Ethereum', currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signature = await signRequest({ secret: credentials.apiSecret, timestamp, method: 'POST', target: '/partner/v1/platforms/orders', body });
+    const url = new URL(`${baseUrl}/partner/v1/platforms/orders`);
+    const responded = new Promise<number>((resolve, reject) => {
+      const req = httpRequest(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Api-Key': credentials.apiKey, 'X-Timestamp': timestamp, 'X-Signature': signature },
+      }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 20)); // the request is in flight, its body half sent
+      setTimeout(() => {
+        server.process.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(20)), 500);
+      }, 200);
+    });
+    const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
+    expect(await responded).toBe(201);
+    expect(await exited).toBe(0);
+    expect(existsSync(join(dataDir, 'partner-api.lock'))).toBe(false);
+    const reopened = await cli(['merchants', 'create', '--name', 'after', '--json'], { DATA_DIR: dataDir });
+    expect(reopened.code).toBe(0);
+  });
+});
