@@ -17,6 +17,7 @@ case "$action" in
       fi
     fi
     mkdir -p "$dir"
+    chmod 755 "$dir"
     [ "$(id -u)" = 0 ] && chown postgres "$dir"
     run "$bin/initdb" -D "$dir" -A trust -U postgres >/dev/null
     run "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" -w start >/dev/null

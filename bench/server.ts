@@ -1,0 +1,186 @@
+// Platform throughput, side by side in one run (npm run bench:server): signed GET and POST of orders
+// through a real `partner-api serve` process on PGlite and on PostgreSQL, against two limits measured
+// the same way in the same run: a bare Fastify JSON endpoint, and a raw primary-key read loop on the
+// same database. Then where the time of a POST goes: address derivation, QR code, database.
+import { createHmac } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { createPartnerClient, type CreatedDepositOrder } from '../src/client/index.js';
+import { createAddressDeriver } from '../src/server/addresses.js';
+import { SANDBOX_XPUBS, testableConfig } from './support.js';
+import { openPglite, openPostgres, type Database } from '../src/server/db/database.js';
+import { migrate } from '../src/server/db/migrate.js';
+import { addressQr, Orders } from '../src/server/orders.js';
+import { startProcess } from '../test/support/processes.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+function sign(secret: string, method: string, target: string, body = '') {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const signature = createHmac('sha256', secret).update(`${timestamp}${method}${target}${body}`).digest('hex');
+  return { timestamp: String(timestamp), signature };
+}
+
+async function load(url: string, setup: (request: autocannon.Request) => autocannon.Request, method: 'GET' | 'POST' = 'GET'): Promise<Figures> {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, method, requests: [{ method, setupRequest: setup }] });
+  if (result.errors > 0 || result.non2xx > 0) throw new Error(`load on ${url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/** CONNECTIONS concurrent loops of a primary-key read, for SECONDS: the database's own limit. */
+async function primaryKeyLoop(db: Database, uuids: string[]): Promise<Figures> {
+  const latencies: number[] = [];
+  const end = performance.now() + SECONDS * 1000;
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        await db.query('SELECT * FROM deposit_orders WHERE uuid = $1 AND merchant_id IS NOT NULL', [uuids[i++ % uuids.length]]);
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / SECONDS, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]! };
+}
+
+async function serve(env: Record<string, string>) {
+  const server = await startProcess('node', ['bin/partner-api.js', 'serve', '--port', '0'], /callback secret:\s+\S+/, {
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT: '1000000/1',
+    ...env,
+  });
+  const out = server.output();
+  return {
+    server,
+    baseUrl: /listening on (http:\/\/\S+)/.exec(out)![1]!,
+    apiKey: /API key:\s+(\S+)/.exec(out)![1]!,
+    apiSecret: /API secret:\s+(\S+)/.exec(out)![1]!,
+  };
+}
+
+async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string | undefined) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'partner-bench-'));
+  const platform = await serve({ DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  const client = createPartnerClient(platform);
+  const orders: CreatedDepositOrder[] = [];
+  for (let i = 0; i < 200; i++) {
+    const { data } = await client.POST('/partner/v1/platforms/orders', {
+      body: { externalId: `seed-${i}`, blockchain: i % 2 ? 'Tron' : 'Ethereum', currency: 'USDT', customerId: 'bench', callbackUrl: 'https://merchant.example/cb' },
+    });
+    orders.push(data!);
+  }
+  let n = 0;
+  const get = await load(`${platform.baseUrl}/`, (request) => {
+    const path = `/partner/v2/platforms/orders/${orders[n++ % orders.length]!.uuid}`;
+    const { timestamp, signature } = sign(platform.apiSecret, 'GET', path);
+    return { ...request, path, headers: { 'X-Api-Key': platform.apiKey, 'X-Timestamp': timestamp, 'X-Signature': signature } };
+  });
+  let m = 0;
+  const post = await load(`${platform.baseUrl}/`, (request) => {
+    const path = '/partner/v1/platforms/orders';
+    const body = JSON.stringify({ externalId: `load-${process.pid}-${m++}`, blockchain: m % 2 ? 'Tron' : 'Ethereum', currency: 'USDT', customerId: 'bench', callbackUrl: 'https://merchant.example/cb' });
+    const { timestamp, signature } = sign(platform.apiSecret, 'POST', path, body);
+    return { ...request, path, body, headers: { 'Content-Type': 'application/json', 'X-Api-Key': platform.apiKey, 'X-Timestamp': timestamp, 'X-Signature': signature } };
+  }, 'POST');
+  await platform.server.stop();
+
+  // The same database, read directly (PGlite is one process's: opened after the server stopped).
+  const db = databaseUrl ? await openPostgres(databaseUrl, CONNECTIONS) : await openPglite(join(dataDir, 'pglite'));
+  const raw = await primaryKeyLoop(db, orders.map((o) => o.uuid));
+  await db.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  return { get, post, raw, order: orders[0]! };
+}
+
+async function bareFastify(order: object): Promise<Figures> {
+  const bare = await startProcess('node', ['--import', 'tsx', 'bench/bare-fastify.ts', JSON.stringify(order)], /listening on/);
+  const url = /listening on (\S+)/.exec(bare.output())![1]!;
+  try {
+    return await load(`${url}/order`, (request) => request);
+  } finally {
+    await bare.stop();
+  }
+}
+
+/** Where the time of one create goes, in-process: µs per order for each stage. */
+async function postBreakdown(db: Database) {
+  const N = 300;
+  const derive = createAddressDeriver('Tron', SANDBOX_XPUBS.Tron);
+  let t = performance.now();
+  const addresses = Array.from({ length: N }, (_, i) => derive(10_000 + i));
+  const deriveUs = ((performance.now() - t) * 1000) / N;
+  t = performance.now();
+  for (const address of addresses) await addressQr(address);
+  const qrUs = ((performance.now() - t) * 1000) / N;
+  await migrate(db);
+  const merchantId = '00000000-0000-4000-8000-000000000001';
+  await db.query("INSERT INTO merchants (id, name, api_key) VALUES ($1, 'bench', 'pk_bench') ON CONFLICT DO NOTHING", [merchantId]);
+  const orders = new Orders(db, testableConfig(), Date.now);
+  t = performance.now();
+  for (let i = 0; i < N; i++) {
+    await orders.create(merchantId, { externalId: `bd-${i}`, blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' });
+  }
+  const totalUs = ((performance.now() - t) * 1000) / N;
+  return { deriveUs, qrUs, dbUs: totalUs - deriveUs - qrUs, totalUs };
+}
+
+function startPostgres(): { url: string; stop: () => void } | undefined {
+  const existing = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  if (existing) return { url: existing, stop: () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'partner-bench-pg.'));
+  try {
+    const url = execFileSync('bash', ['scripts/postgres-cluster.sh', 'start', dir, '54340'], { encoding: 'utf8' }).trim();
+    return { url, stop: () => execFileSync('bash', ['scripts/postgres-cluster.sh', 'stop', dir]) };
+  } catch {
+    console.warn('PostgreSQL could not be started: its rows are left out');
+    return undefined;
+  }
+}
+
+const fmt = (f: Figures) => `${Math.round(f.rps).toLocaleString('en-US')} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)}`;
+
+const postgres = startPostgres();
+try {
+  const rows: string[] = [];
+  const ratios: string[] = [];
+  const breakdowns: string[] = [];
+  const pglite = await benchDatabase('PGlite', undefined);
+  const bare = await bareFastify({ ...pglite.order, receivedAmount: 0 });
+  rows.push(`| bare Fastify JSON GET (limit) | ${fmt(bare)} |`);
+  const results: [string, Awaited<ReturnType<typeof benchDatabase>>][] = [['PGlite', pglite]];
+  if (postgres) results.push(['PostgreSQL', await benchDatabase('PostgreSQL', postgres.url)]);
+  for (const [kind, r] of results) {
+    rows.push(`| ${kind}: raw primary-key read loop (limit) | ${fmt(r.raw)} |`, `| ${kind}: signed GET order | ${fmt(r.get)} |`, `| ${kind}: signed POST order | ${fmt(r.post)} |`);
+    const lower = Math.min(bare.rps, r.raw.rps);
+    ratios.push(`| ${kind} | ${(r.get.rps / lower).toFixed(2)} (${Math.round(r.get.rps)} / ${Math.round(lower)}) | ${(r.post.rps / lower).toFixed(2)} |`);
+  }
+  for (const [kind, open] of [['PGlite', () => openPglite(undefined)], ...(postgres ? [['PostgreSQL', async () => {
+    const url = new URL(postgres.url);
+    return openPostgres(url.toString());
+  }] as const] : [])] as [string, () => Promise<Database>][]) {
+    const db = await open();
+    if (kind === 'PostgreSQL') await db.exec('DROP SCHEMA public CASCADE; CREATE SCHEMA public;');
+    const b = await postBreakdown(db);
+    await db.close();
+    breakdowns.push(`| ${kind} | ${b.totalUs.toFixed(0)} | ${b.deriveUs.toFixed(0)} | ${b.qrUs.toFixed(0)} | ${b.dbUs.toFixed(0)} |`);
+  }
+  console.log(`\n${CONNECTIONS} connections, ${SECONDS} s each, ${new Date().toISOString().slice(0, 10)}\n`);
+  console.log('| load | req/s | p50 ms | p99 ms |\n|---|---:|---:|---:|\n' + rows.join('\n'));
+  console.log('\n| database | GET / lower limit | POST / lower limit |\n|---|---:|---:|\n' + ratios.join('\n'));
+  console.log('\n| POST breakdown, in-process, µs per order | total | address derivation | QR code | database |\n|---|---:|---:|---:|---:|\n' + breakdowns.join('\n'));
+} finally {
+  postgres?.stop();
+}

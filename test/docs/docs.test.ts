@@ -1,0 +1,130 @@
+// The reference built by `npm run docs` (DESIGN §7, §8), opened offline in headless Chromium: it must
+// render from the one file, send nothing anywhere, and show the operations and the signing guide.
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signatureVectors } from '../fixtures/vectors.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const output = fileURLToPath(new URL('../../dist/docs/index.html', import.meta.url));
+const pageUrl = pathToFileURL(output).href;
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * Requests that Redoc 3 starts and the page's Content-Security-Policy (openapi/docs-template.hbs)
+ * refuses inside the browser, before any network: the footer logo, which has no option to turn it off.
+ */
+const KNOWN_CSP_BLOCKED = /^https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg$/;
+
+let browser: Browser | undefined;
+let context: BrowserContext;
+let html: string;
+/** Requests that reached the network layer: every one is aborted and must not exist. */
+const external: string[] = [];
+/** Requests to anything but file: and data: that the browser refused before sending, and why. */
+const refused: { url: string; reason: string }[] = [];
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  // No skipping: CI installs Chromium, and a machine without it must fail loudly.
+  if (!existsSync(executablePath)) {
+    throw new Error(`Chromium is missing at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
+  }
+  await promisify(execFile)('npm', ['run', 'docs'], { cwd: root, maxBuffer: 16 * 1024 * 1024 });
+  html = readFileSync(output, 'utf8');
+  browser = await chromium.launch({
+    executablePath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  context = await browser.newContext({ serviceWorkers: 'block' });
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith('file:') || url.startsWith('data:')) return route.continue();
+    external.push(url);
+    return route.abort();
+  });
+  context.on('requestfailed', (request) => {
+    const url = request.url();
+    if (!url.startsWith('file:') && !url.startsWith('data:') && !external.includes(url)) {
+      refused.push({ url, reason: request.failure()?.errorText ?? '' });
+    }
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/**
+ * Opens the page at one Redoc route (`#/<tag>`, or the overview for '') in a fresh tab, waits until
+ * the client-side render shows `ready`, and returns the text a reader sees (scripts excluded: the raw
+ * contract sits in one).
+ */
+async function renderedText(route: string, ready: string): Promise<string> {
+  const page = await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(`${route}: ${error.message}`));
+  try {
+    await page.goto(route ? `${pageUrl}#/${route}` : pageUrl, { waitUntil: 'load' });
+    await page.locator('#redoc').getByText(ready, { exact: true }).first().waitFor({ timeout: 15_000 });
+    return await page.innerText('body');
+  } finally {
+    await page.close();
+  }
+}
+
+describe('npm run docs: the offline reference', () => {
+  // Plain includes with messages: a failing match on the 2.6 MB page would print all of it.
+  it('inlines Redoc, turns telemetry off and restricts the page to itself', () => {
+    expect(/<script[^>]+\bsrc=/i.test(html), 'a <script src> in the page').toBe(false);
+    expect(/<link[^>]+\bhref=["']?https?:/i.test(html), 'a <link> to the web in the page').toBe(false);
+    expect(html.includes('cdn.redocly.com/redoc/'), 'Redoc loaded from the CDN (missing --inlineBundle)').toBe(false);
+    expect(html.includes('fonts.googleapis.com'), 'Google Fonts in the page').toBe(false);
+    expect(html.includes('"disableTelemetry":true'), 'Redoc options without disableTelemetry: true').toBe(true);
+    const csp = /<meta http-equiv="Content-Security-Policy"\s+content="([^"]*)"/.exec(html);
+    expect(csp?.[1]).toBe("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'");
+    // A policy in a <meta> only governs what comes after it.
+    expect(csp!.index).toBeLessThan(html.search(/<script|<style|<link/i));
+  });
+
+  it('renders the overview with the Authentication guide and its worked example', async () => {
+    const text = await renderedText('', 'Worked example');
+    expect(text).toContain('Partner API');
+    expect(text).toMatch(/^Authentication$/m);
+    expect(text).toContain('X-Signature = lowercase hex( HMAC-SHA256( key = API secret as UTF-8, message ) )');
+    expect(text).toContain('message     = X-Timestamp + METHOD + requestTarget + rawBody');
+    const create = signatureVectors.cases.find((c) => c.name === 'create order')!;
+    expect(text).toContain(signatureVectors.secret);
+    expect(signatureVectors.secret).toBe('sk_test_4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a99');
+    expect(text).toContain(`TIMESTAMP=${create.timestamp}`);
+    expect(create.timestamp).toBe(1763700000);
+    expect(text).toContain(create.signature);
+    expect(create.signature).toBe('4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa');
+  });
+
+  it('renders the deposit order operations on #/deposit-orders', async () => {
+    const text = await renderedText('deposit-orders', '/partner/v2/platforms/orders/{uuid}');
+    expect(text).toContain('Create a deposit order');
+    expect(text).toContain('Read a deposit order');
+    expect(text).toMatch(/^\/partner\/v1\/platforms\/orders$/m);
+    expect(text).toMatch(/^\/partner\/v2\/platforms\/orders\/\{uuid\}$/m);
+  });
+
+  it('renders the withdrawal operation on #/withdrawals', async () => {
+    const text = await renderedText('withdrawals', '/partner/v1/platforms/withdrawals/{uuid}');
+    expect(text).toContain('Read a withdrawal');
+    expect(text).toMatch(/^\/partner\/v1\/platforms\/withdrawals\/\{uuid\}$/m);
+  });
+
+  // Last, so that it covers every page the tests above opened.
+  it('makes no network request and throws no error while rendering', () => {
+    expect(external).toEqual([]);
+    for (const { url, reason } of refused) {
+      expect({ url, reason }).toEqual({ url: expect.stringMatching(KNOWN_CSP_BLOCKED), reason: 'csp' });
+    }
+    expect(pageErrors).toEqual([]);
+  });
+});
