@@ -155,7 +155,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
     it('names a missing or malformed header', async () => {
       const incomplete: Record<string, string>[] = [{}, { 'X-Api-Key': t.merchant.apiKey }, { 'X-Api-Key': 'k', 'X-Timestamp': 'soon', 'X-Signature': 'a'.repeat(64) }];
       for (const headers of incomplete) {
-        const response = await fetch(t.baseUrl + path, { headers });
+        const response = await t.fetch(path, { headers });
         expect(response.status).toBe(401);
         expect((await problem(response)).code).toBe('missing_credentials');
       }
@@ -173,7 +173,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
       const wrongSecret = await t.signed('GET', path, { credentials: { ...t.merchant, apiSecret: 'sk_test_wrong' } });
       expect((await problem(wrongSecret)).code).toBe('invalid_signature');
       const signature = (await signRequest({ secret: t.merchant.apiSecret, timestamp: NOW / 1000, method: 'GET', target: path + '?x=1' }));
-      const otherTarget = await fetch(t.baseUrl + path, { headers: { 'X-Api-Key': t.merchant.apiKey, 'X-Timestamp': String(NOW / 1000), 'X-Signature': signature } });
+      const otherTarget = await t.fetch(path, { headers: { 'X-Api-Key': t.merchant.apiKey, 'X-Timestamp': String(NOW / 1000), 'X-Signature': signature } });
       expect((await problem(otherTarget)).code).toBe('invalid_signature');
     });
 
@@ -190,7 +190,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
       const body = JSON.stringify(order('raw-1'));
       const spaced = JSON.stringify(order('raw-1'), null, 1);
       const signature = await signRequest({ secret: t.merchant.apiSecret, timestamp: NOW / 1000, method: 'POST', target: '/partner/v1/platforms/orders', body });
-      const response = await fetch(t.baseUrl + '/partner/v1/platforms/orders', {
+      const response = await t.fetch('/partner/v1/platforms/orders', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-Api-Key': t.merchant.apiKey, 'X-Timestamp': String(NOW / 1000), 'X-Signature': signature },
         body: spaced,
@@ -204,5 +204,38 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
       expect(response.headers.get('ratelimit-policy')).toBe('"default";q=100000;w=60');
       expect(response.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
     });
+  });
+});
+
+describe('rate limits per API key', () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform('pglite', { env: { RATE_LIMIT: '3/60' }, now: () => NOW });
+  });
+  afterAll(() => t?.close());
+
+  it('refuses the request over the quota with 429, Retry-After and the RateLimit fields', async () => {
+    const path = '/partner/v2/platforms/orders/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b';
+    const remaining = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await t.signed('GET', path);
+      expect(response.status).toBe(404);
+      remaining.push(response.headers.get('ratelimit'));
+    }
+    expect(remaining).toEqual(['"default";r=2;t=60', '"default";r=1;t=60', '"default";r=0;t=60']);
+    const refused = await t.signed('GET', path);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('60');
+    expect(refused.headers.get('ratelimit-policy')).toBe('"default";q=3;w=60');
+    expect(((await refused.json()) as { code: string }).code).toBe('rate_limited');
+    const other = await t.createMerchant();
+    expect((await t.signed('GET', path, { credentials: other })).status).toBe(404); // quotas are per key
+  });
+
+  it('counts failed authentication against the caller, so guessing is limited too', async () => {
+    const path = '/partner/v2/platforms/orders/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b';
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await t.fetch(path, { headers: { 'X-Api-Key': 'pk_guess', 'X-Timestamp': String(NOW / 1000), 'X-Signature': 'a'.repeat(64) } })).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
   });
 });

@@ -139,7 +139,7 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
         try {
           response = signed
             ? await sandbox.signed(method, target, init)
-            : await fetch(sandbox.baseUrl + target, { method, ...init });
+            : await sandbox.fetch(target, { method, ...init });
         } catch (error) {
           // The harness throws on contract violations of the contract's own operations; paths outside the
           // contract only need a clean problem, checked below.

@@ -68,6 +68,8 @@ export interface TestPlatform {
   client(credentials?: MerchantCredentials, now?: Clock): PartnerClient;
   /** A signed request with any method, path, body and headers, its response checked against the contract. */
   signed(method: string, path: string, options?: { body?: string | Uint8Array<ArrayBuffer>; headers?: Record<string, string>; credentials?: MerchantCredentials; timestamp?: number }): Promise<Response>;
+  /** An unsigned (or hand-signed) request, its response checked against the contract. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
   count(table: string): Promise<number>;
   close(): Promise<void>;
 }
@@ -84,6 +86,12 @@ export async function startTestPlatform(
   const clock = options.now ?? Date.now;
 
   const checkedFetch = contractCheckingFetch();
+  const checked = async (method: string, path: string, response: Response) => {
+    const text = await response.clone().text();
+    const violations = contractViolations(method, path, response.status, response.headers.get('content-type'), text);
+    if (violations.length > 0) throw new Error(`response breaks the contract (${method} ${path} → ${response.status}):\n${violations.join('\n')}\n${text.slice(0, 300)}`);
+    return response;
+  };
   return {
     platform,
     db,
@@ -99,11 +107,9 @@ export async function startTestPlatform(
         headers: { 'X-Api-Key': credentials.apiKey, 'X-Timestamp': String(timestamp), 'X-Signature': signature, ...headers },
         ...(body === undefined ? {} : { body }),
       });
-      const text = await response.clone().text();
-      const violations = contractViolations(method, path, response.status, response.headers.get('content-type'), text);
-      if (violations.length > 0) throw new Error(`response breaks the contract (${method} ${path} → ${response.status}):\n${violations.join('\n')}\n${text.slice(0, 300)}`);
-      return response;
+      return checked(method, path, response);
     },
+    fetch: async (path, init = {}) => checked(init.method ?? 'GET', path, await fetch(address + path, init)),
     async count(table) {
       const [row] = await db.query<{ n: bigint }>(`SELECT count(*)::bigint AS n FROM ${table}`);
       return Number(row!.n);
