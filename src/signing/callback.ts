@@ -2,7 +2,7 @@
 // base64(HMAC-SHA256(key, id + "." + timestamp + "." + body)), the key being the base64 part of the
 // merchant's `whsec_…` callback secret.
 import { concatBytes, fromBase64, toBase64, toBytes } from './encoding.js';
-import { hmacSha256, hmacSha256Verify, importHmacKey } from './hmac.js';
+import { createHmacSha256, type HmacBackend } from './hmac.js';
 
 export interface CallbackParts {
   /** The webhook-id header: one per event, the same on every retry. */
@@ -41,18 +41,18 @@ export interface CallbackSigner {
 }
 
 /** Throws InvalidCallbackSecretError when the secret is not `whsec_` + base64. */
-export function createCallbackSigner(callbackSecret: string): CallbackSigner {
-  const key = importHmacKey(callbackKeyBytes(callbackSecret));
+export function createCallbackSigner(callbackSecret: string, backend?: HmacBackend): CallbackSigner {
+  const hmac = createHmacSha256(callbackKeyBytes(callbackSecret), backend);
   return {
     async sign(parts) {
-      return `v1,${toBase64(await hmacSha256(await key, callbackSigningMessage(parts)))}`;
+      return `v1,${toBase64(await hmac.sign(callbackSigningMessage(parts)))}`;
     },
     async verify(parts, signatureHeader) {
       const message = callbackSigningMessage(parts);
       for (const entry of signatureHeader.split(' ')) {
         const [version, encoded] = entry.split(',', 2);
         const mac = version === 'v1' && encoded ? fromBase64(encoded) : undefined;
-        if (mac && mac.length === 32 && (await hmacSha256Verify(await key, mac, message))) return true;
+        if (mac && mac.length === 32 && (await hmac.verify(mac, message))) return true;
       }
       return false;
     },

@@ -1,5 +1,5 @@
 // Signing shared by the client and the platform: request signatures (DESIGN §3) and Standard Webhooks
-// callback signatures (DESIGN §4). Depends only on the runtime's WebCrypto.
+// callback signatures (DESIGN §4). Depends only on the runtime's own crypto (node:crypto or WebCrypto).
 export {
   createRequestSigner,
   requestSigningMessage,
@@ -14,3 +14,4 @@ export {
   type CallbackParts,
   type CallbackSigner,
 } from './callback.js';
+export { DEFAULT_HMAC_BACKEND, type HmacBackend } from './hmac.js';

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { createRequestSigner, requestSigningMessage, signRequest } from '../../src/signing/index.js';
+import { createRequestSigner, DEFAULT_HMAC_BACKEND, requestSigningMessage, signRequest, type HmacBackend } from '../../src/signing/index.js';
 import { signatureVectors } from '../fixtures/vectors.js';
 
 const { secret, cases } = signatureVectors;
 
-describe('request signatures (vectors/signature.json)', () => {
+it('signs with node:crypto on Node', () => expect(DEFAULT_HMAC_BACKEND).toBe('native'));
+
+describe.each<HmacBackend>(['native', 'webcrypto'])('request signatures (vectors/signature.json) on %s', (backend) => {
   it.each(cases)('reproduces "$name" byte for byte', async (vector) => {
+    expect(await createRequestSigner(secret, backend).sign(vector)).toBe(vector.signature);
     expect(await signRequest({ secret, ...vector })).toBe(vector.signature);
   });
 
@@ -25,17 +28,17 @@ describe('request signatures (vectors/signature.json)', () => {
   });
 
   it.each(cases)('verifies "$name" and refuses every change to it', async (vector) => {
-    const signer = createRequestSigner(secret);
+    const signer = createRequestSigner(secret, backend);
     expect(await signer.verify(vector, vector.signature)).toBe(true);
     expect(await signer.verify({ ...vector, timestamp: vector.timestamp + 1 }, vector.signature)).toBe(false);
     expect(await signer.verify({ ...vector, target: vector.target + '?' }, vector.signature)).toBe(false);
     expect(await signer.verify({ ...vector, body: vector.body + ' ' }, vector.signature)).toBe(false);
-    expect(await createRequestSigner(secret + 'x').verify(vector, vector.signature)).toBe(false);
+    expect(await createRequestSigner(secret + 'x', backend).verify(vector, vector.signature)).toBe(false);
   });
 
   it('refuses signatures that are not 64 lowercase hex characters', async () => {
     const [vector] = cases;
-    const signer = createRequestSigner(secret);
+    const signer = createRequestSigner(secret, backend);
     for (const bad of [vector!.signature.toUpperCase(), vector!.signature.slice(2), '', 'zz'.repeat(32), vector!.signature + '00']) {
       expect(await signer.verify(vector!, bad)).toBe(false);
     }
