@@ -14,7 +14,7 @@ import { createAddressDeriver } from '../src/server/addresses.js';
 import { SANDBOX_XPUBS, testableConfig } from './support.js';
 import { openPglite, openPostgres, type Database } from '../src/server/db/database.js';
 import { migrate } from '../src/server/db/migrate.js';
-import { addressQr, Orders } from '../src/server/orders.js';
+import { addressQr, Orders, READ_ORDER_SQL } from '../src/server/orders.js';
 import { startProcess } from '../test/support/processes.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -38,8 +38,11 @@ async function load(url: string, setup: (request: autocannon.Request) => autocan
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
 }
 
-/** CONNECTIONS concurrent loops of a primary-key read, for SECONDS: the database's own limit. */
-async function primaryKeyLoop(db: Database, uuids: string[]): Promise<Figures> {
+/**
+ * CONNECTIONS concurrent loops of the platform's own order read (READ_ORDER_SQL, by primary key) for
+ * SECONDS, without HTTP around it: the database's limit for what a GET does.
+ */
+async function primaryKeyLoop(db: Database, uuids: string[], merchantId: string): Promise<Figures> {
   const latencies: number[] = [];
   const end = performance.now() + SECONDS * 1000;
   let i = 0;
@@ -47,7 +50,7 @@ async function primaryKeyLoop(db: Database, uuids: string[]): Promise<Figures> {
     Array.from({ length: CONNECTIONS }, async () => {
       while (performance.now() < end) {
         const start = performance.now();
-        await db.query('SELECT * FROM deposit_orders WHERE uuid = $1 AND merchant_id IS NOT NULL', [uuids[i++ % uuids.length]]);
+        await db.query(READ_ORDER_SQL, [uuids[i++ % uuids.length], merchantId]);
         latencies.push(performance.now() - start);
       }
     }),
@@ -73,7 +76,8 @@ async function serve(env: Record<string, string>) {
 
 async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string | undefined) {
   const dataDir = mkdtempSync(join(tmpdir(), 'partner-bench-'));
-  const platform = await serve({ DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  // The server's pool and the raw loop get the same number of connections.
+  const platform = await serve({ DATA_DIR: dataDir, DATABASE_POOL_SIZE: String(CONNECTIONS), ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
   const client = createPartnerClient(platform);
   const orders: CreatedDepositOrder[] = [];
   for (let i = 0; i < 200; i++) {
@@ -99,7 +103,8 @@ async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string 
 
   // The same database, read directly (PGlite is one process's: opened after the server stopped).
   const db = databaseUrl ? await openPostgres(databaseUrl, CONNECTIONS) : await openPglite(join(dataDir, 'pglite'));
-  const raw = await primaryKeyLoop(db, orders.map((o) => o.uuid));
+  const [owner] = await db.query<{ merchant_id: string }>('SELECT merchant_id FROM deposit_orders LIMIT 1');
+  const raw = await primaryKeyLoop(db, orders.map((o) => o.uuid), owner!.merchant_id);
   await db.close();
   rmSync(dataDir, { recursive: true, force: true });
   return { get, post, raw, order: orders[0]! };

@@ -23,6 +23,8 @@ export interface Config {
   port: number;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** Connections of the PostgreSQL pool (DATABASE_URL only). */
+  databasePoolSize: number;
   /** Base64 master key (at least 32 bytes) from which merchant secrets are derived; required live. */
   secretKey: Buffer | undefined;
   networks: Record<Network, NetworkConfig>;
@@ -49,6 +51,7 @@ const SETTINGS = {
   port: { env: 'PORT' },
   'data-dir': { env: 'DATA_DIR' },
   'database-url': { env: 'DATABASE_URL' },
+  'database-pool-size': { env: 'DATABASE_POOL_SIZE' },
   'secret-key': { env: 'SECRET_KEY' },
   'tron-xpub': { env: 'TRON_XPUB' },
   'ethereum-xpub': { env: 'ETHEREUM_XPUB' },
@@ -149,6 +152,7 @@ export function configFrom(values: Record<string, string | boolean | undefined>,
     port: integer('PORT', get('port') ?? '8080', 0, 65535),
     dataDir: get('data-dir') ?? './data',
     databaseUrl,
+    databasePoolSize: integer('DATABASE_POOL_SIZE', get('database-pool-size') ?? '10', 1, 1000),
     secretKey: secretKey(mode, get('secret-key')),
     networks: {
       Tron: {

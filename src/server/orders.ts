@@ -7,12 +7,11 @@ import { createAddressDeriver, type Network } from './addresses.js';
 import type { Config } from './config.js';
 import type { Database, Sql } from './db/database.js';
 import { toJsonInteger } from './money.js';
-import { platformDateTime, type Clock } from './time.js';
+import type { Clock } from './time.js';
 
+/** What an order's representations need, and its callback URL for idempotency checks. */
 export interface OrderRow {
   uuid: string;
-  merchant_id: string;
-  external_id: string;
   blockchain: Network;
   currency: 'USDT';
   customer_id: string;
@@ -22,8 +21,15 @@ export interface OrderRow {
   status: DepositOrder['status'];
   min_amount: bigint;
   received_amount: bigint;
-  expired_at: Date;
+  /** Already in the API's date shape: formatted by SQL, no Date parsed and printed per read. */
+  expired_at: string;
 }
+
+const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, address, address_qr, status, min_amount,
+  received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
+
+/** The read of one order by its primary key (and owner): the platform's hottest query. */
+export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
 
 const SEQUENCE: Record<Network, string> = { Tron: 'address_index_tron', Ethereum: 'address_index_ethereum' };
 
@@ -36,7 +42,7 @@ export function toCreatedDepositOrder(row: OrderRow): CreatedDepositOrder {
     customerId: row.customer_id,
     address: row.address,
     addressQr: row.address_qr,
-    expiredAt: platformDateTime(row.expired_at),
+    expiredAt: row.expired_at,
     rate: 1,
     status: row.status,
     minAmount: toJsonInteger(row.min_amount),
@@ -80,7 +86,7 @@ export class Orders {
   }
 
   private async existing(sql: Sql, merchantId: string, externalId: string): Promise<OrderRow | undefined> {
-    const [row] = await sql.query<OrderRow>('SELECT * FROM deposit_orders WHERE merchant_id = $1 AND external_id = $2', [merchantId, externalId]);
+    const [row] = await sql.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE merchant_id = $1 AND external_id = $2`, [merchantId, externalId]);
     return row;
   }
 
@@ -103,7 +109,7 @@ export class Orders {
          address_index, address, address_qr, min_amount, expired_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        ON CONFLICT (merchant_id, external_id) DO NOTHING
-       RETURNING *`,
+       RETURNING ${ORDER_COLUMNS}`,
       [randomUUID(), merchantId, request.externalId, network, request.currency, request.customerId, request.callbackUrl,
         index, address, qr, this.config.networks[network].minAmount, expiredAt],
     );
@@ -112,7 +118,7 @@ export class Orders {
   }
 
   async read(merchantId: string, uuid: string): Promise<DepositOrder | undefined> {
-    const [row] = await this.db.query<OrderRow>('SELECT * FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2', [uuid, merchantId]);
+    const [row] = await this.db.query<OrderRow>(READ_ORDER_SQL, [uuid, merchantId]);
     return row && toDepositOrder(row);
   }
 }

@@ -51,8 +51,8 @@ function lockDataDirectory(dataDir: string): () => void {
   return () => rmSync(lockFile, { force: true });
 }
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<{ db: Database; release: () => void }> {
-  if (config.databaseUrl) return { db: await openPostgres(config.databaseUrl), release: () => {} };
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>): Promise<{ db: Database; release: () => void }> {
+  if (config.databaseUrl) return { db: await openPostgres(config.databaseUrl, config.databasePoolSize), release: () => {} };
   const release = lockDataDirectory(config.dataDir);
   try {
     return { db: await openPglite(join(config.dataDir, 'pglite')), release };
