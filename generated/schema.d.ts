@@ -66,6 +66,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/v1/orders/{uuid}/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a confirmed deposit
+         * @description Sandbox only. Credits a confirmed deposit of `amount` to your order, through the same crediting
+         *     path as a transfer read from the chain: `receivedAmount` grows by exactly `amount`, the status
+         *     follows the lifecycle (`NEW`/`EXPIRED` → `DONE` at `minAmount`), and an `order.deposit` callback
+         *     goes to the order's `callbackUrl`, with a made-up `txId`.
+         */
+        post: operations["simulateSandboxDeposit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/v1/withdrawals": {
         parameters: {
             query?: never;
@@ -311,6 +334,7 @@ export interface components {
          *     | `not_found` | 404 | no such order or withdrawal for this merchant |
          *     | `external_id_conflict` | 409 | the `externalId` was used before with different fields |
          *     | `invalid_status_transition` | 409 | (sandbox) the withdrawal's status is final |
+         *     | `order_not_watched` | 409 | (sandbox) the order is past its watch window |
          *     | `payload_too_large` | 413 | the body is over 16 KiB |
          *     | `unsupported_media_type` | 415 | the body is not `application/json` |
          *     | `validation_failed` | 422 | the body or a path parameter does not match the contract (`errors` lists the fields) |
@@ -319,7 +343,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "external_id_conflict" | "invalid_status_transition" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error";
+        ProblemCode: "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error";
         /** @description One invalid field of a request. */
         FieldError: {
             /**
@@ -351,6 +375,11 @@ export interface components {
          * @enum {string}
          */
         WithdrawalStatus: "PENDING" | "DONE" | "FAILED";
+        /** @description A simulated confirmed deposit to an order's address, in the smallest unit. */
+        SandboxDepositRequest: {
+            /** @description Amount of the deposit in the smallest unit (`2500000` is 2.5 USDT); at least 1. */
+            amount: components["schemas"]["TokenAmount"];
+        };
         /** @description A test withdrawal for the sandbox, as the operator would create it. */
         SandboxWithdrawalRequest: {
             /** @description Your transaction ID of the withdrawal, unique per merchant. */
@@ -474,6 +503,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The order is past its watch window (`order_not_watched`); deposits to it are no longer credited. */
+        NotWatched: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The withdrawal's status is final and cannot move (`invalid_status_transition`). */
         StatusConflict: {
             headers: {
@@ -561,6 +601,7 @@ export type FieldError = components['schemas']['FieldError'];
 export type ReceivedAmount = components['schemas']['ReceivedAmount'];
 export type OrderEventType = components['schemas']['OrderEventType'];
 export type WithdrawalStatus = components['schemas']['WithdrawalStatus'];
+export type SandboxDepositRequest = components['schemas']['SandboxDepositRequest'];
 export type SandboxWithdrawalRequest = components['schemas']['SandboxWithdrawalRequest'];
 export type WithdrawalStatusChange = components['schemas']['WithdrawalStatusChange'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
@@ -572,6 +613,7 @@ export type ResponseValidationFailed = components['responses']['ValidationFailed
 export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
 export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseNotWatched = components['responses']['NotWatched'];
 export type ResponseStatusConflict = components['responses']['StatusConflict'];
 export type ParameterXSignature = components['parameters']['XSignature'];
 export type ParameterWebhookId = components['parameters']['WebhookId'];
@@ -711,6 +753,54 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    simulateSandboxDeposit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path: {
+                /**
+                 * @description The order's transaction ID, as returned by its creation.
+                 * @example 0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b
+                 */
+                uuid: components["parameters"]["OrderUuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxDepositRequest"];
+            };
+        };
+        responses: {
+            /** @description The deposit was credited; the order as it is now. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositOrder"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["NotWatched"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

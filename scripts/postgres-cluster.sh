@@ -6,7 +6,7 @@ bin=/usr/lib/postgresql/15/bin
 action=$1
 dir=$2
 port=${3:-5433}
-run() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+run() { if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi; }
 case "$action" in
   start)
     if [ ! -x "$bin/initdb" ]; then

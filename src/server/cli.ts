@@ -65,6 +65,13 @@ async function serve(config: Config) {
   }
   const address = await platform.app.fastify.listen({ host: config.host, port: config.port });
   banner(config, address.replace('[::1]', 'localhost'), sandbox);
+  const log = platform.app.fastify.log;
+  for (const [network, { chain }] of Object.entries(config.networks)) {
+    if (chain) log.info({ network, rpc: new URL(chain.rpcUrl).origin, token: chain.tokenContract }, 'scanning deposits');
+    else if (config.mode === 'live') log.warn({ network }, `no ${network.toUpperCase()}_RPC_URL: deposits on ${network} are not scanned`);
+  }
+  if (config.mode === 'live' && config.callbacks.allowPrivate) log.warn('ALLOW_PRIVATE_CALLBACKS is on: callbacks may reach private and loopback addresses (tests only)');
+  platform.startWorkers();
 
   let closing = false;
   const shutdown = async (signal: string) => {

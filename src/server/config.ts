@@ -1,7 +1,7 @@
 // The platform's configuration from flags and environment (flags win), checked at start: a bad
 // value stops the start with a message that names the setting.
 import { parseArgs } from 'node:util';
-import { createAddressDeriver, type Network } from './addresses.js';
+import { createAddressDeriver, tronAddressToId, type Network } from './addresses.js';
 import type { Mode } from './secrets.js';
 
 /** The public "abandon … about" test wallet (vectors/hd-addresses.json): sandbox only, never for real funds. */
@@ -10,11 +10,34 @@ export const SANDBOX_XPUBS: Record<Network, string> = {
   Tron: 'xpub6D1AabNHCupeiLM65ZR9UStMhJ1vCpyV4XbZdyhMZBiJXALQtmn9p42VTQckoHVn8WNqS7dqnJokZHAHcHGoaQgmv8D45oNUKx6DZMNZBCd',
 };
 
+/** Default USDT contracts: TRC-20 on Tron (TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t), ERC-20 on Ethereum. */
+export const USDT_CONTRACTS: Record<Network, string> = {
+  Tron: '0xa614f803b6fd780986a42c78ec9c7f77e6ded13c',
+  Ethereum: '0xdac17f958d2ee523a2206206994597c13d831ec7',
+};
+
+export interface ChainConfig {
+  rpcUrl: string;
+  /** The token contract as 0x + 20-byte hex (Tron's JSON-RPC speaks hex without the 41 prefix). */
+  tokenContract: string;
+  pollIntervalSeconds: number;
+  /** Blocks per eth_getLogs query (Tron allows at most 5,000). */
+  maxBlockRange: number;
+  /** Addresses per eth_getLogs query (Tron allows at most 1,000). */
+  maxAddressesPerQuery: number;
+  /** Where the first scan starts; by default the current confirmed head. */
+  startBlock: number | undefined;
+  /** `confirmations`: head − confirmations + 1; `finalized`: the node's finalized block. */
+  finality: 'confirmations' | 'finalized';
+}
+
 export interface NetworkConfig {
   xpub: string;
   /** Smallest units (USDT: 6 decimals). */
   minAmount: bigint;
   confirmations: number;
+  /** Undefined when this network's scanner is off (no RPC URL). */
+  chain: ChainConfig | undefined;
 }
 
 export interface Config {
@@ -33,6 +56,15 @@ export interface Config {
   timestampToleranceSeconds: number;
   rateLimit: { limit: number; windowSeconds: number };
   logLevel: string;
+  callbacks: {
+    timeoutSeconds: number;
+    /** Seconds before each retry (jitter is added); the event is given up after the last. */
+    retrySchedule: number[];
+    /** Lets live mode call back to private and loopback addresses: for tests on one machine only. */
+    allowPrivate: boolean;
+    dispatchIntervalMs: number;
+  };
+  expiryIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -59,6 +91,24 @@ const SETTINGS = {
   'ethereum-min-amount': { env: 'ETHEREUM_MIN_AMOUNT' },
   'tron-confirmations': { env: 'TRON_CONFIRMATIONS' },
   'ethereum-confirmations': { env: 'ETHEREUM_CONFIRMATIONS' },
+  'tron-rpc-url': { env: 'TRON_RPC_URL' },
+  'ethereum-rpc-url': { env: 'ETHEREUM_RPC_URL' },
+  'tron-token-contract': { env: 'TRON_TOKEN_CONTRACT' },
+  'ethereum-token-contract': { env: 'ETHEREUM_TOKEN_CONTRACT' },
+  'tron-poll-seconds': { env: 'TRON_POLL_SECONDS' },
+  'ethereum-poll-seconds': { env: 'ETHEREUM_POLL_SECONDS' },
+  'tron-max-block-range': { env: 'TRON_MAX_BLOCK_RANGE' },
+  'ethereum-max-block-range': { env: 'ETHEREUM_MAX_BLOCK_RANGE' },
+  'tron-max-addresses': { env: 'TRON_MAX_ADDRESSES' },
+  'ethereum-max-addresses': { env: 'ETHEREUM_MAX_ADDRESSES' },
+  'tron-start-block': { env: 'TRON_START_BLOCK' },
+  'ethereum-start-block': { env: 'ETHEREUM_START_BLOCK' },
+  'tron-finality': { env: 'TRON_FINALITY' },
+  'ethereum-finality': { env: 'ETHEREUM_FINALITY' },
+  'callback-timeout-seconds': { env: 'CALLBACK_TIMEOUT_SECONDS' },
+  'callback-retry-schedule': { env: 'CALLBACK_RETRY_SCHEDULE' },
+  'allow-private-callbacks': { env: 'ALLOW_PRIVATE_CALLBACKS' },
+  'expiry-interval-seconds': { env: 'EXPIRY_INTERVAL_SECONDS' },
   'order-lifetime-seconds': { env: 'ORDER_LIFETIME_SECONDS' },
   'watch-window-seconds': { env: 'WATCH_WINDOW_SECONDS' },
   'timestamp-tolerance-seconds': { env: 'TIMESTAMP_TOLERANCE_SECONDS' },
@@ -155,21 +205,84 @@ export function configFrom(values: Record<string, string | boolean | undefined>,
     databasePoolSize: integer('DATABASE_POOL_SIZE', get('database-pool-size') ?? '10', 1, 1000),
     secretKey: secretKey(mode, get('secret-key')),
     networks: {
-      Tron: {
-        xpub: xpubFor('Tron', mode, get('tron-xpub')),
-        minAmount: amount('TRON_MIN_AMOUNT', get('tron-min-amount') ?? '1000000'),
-        confirmations: integer('TRON_CONFIRMATIONS', get('tron-confirmations') ?? '20', 0, 10_000),
-      },
-      Ethereum: {
-        xpub: xpubFor('Ethereum', mode, get('ethereum-xpub')),
-        minAmount: amount('ETHEREUM_MIN_AMOUNT', get('ethereum-min-amount') ?? '10000000'),
-        confirmations: integer('ETHEREUM_CONFIRMATIONS', get('ethereum-confirmations') ?? '12', 0, 10_000),
-      },
+      Tron: networkConfig('Tron', mode, get, { minAmount: '1000000', confirmations: '20', pollSeconds: '3', maxBlockRange: '5000' }),
+      Ethereum: networkConfig('Ethereum', mode, get, { minAmount: '10000000', confirmations: '12', pollSeconds: '12', maxBlockRange: '2000' }),
     },
     orderLifetimeSeconds: integer('ORDER_LIFETIME_SECONDS', get('order-lifetime-seconds') ?? '3600', 60, 30 * 86_400),
     watchWindowSeconds: integer('WATCH_WINDOW_SECONDS', get('watch-window-seconds') ?? String(7 * 86_400), 0, 90 * 86_400),
     timestampToleranceSeconds: integer('TIMESTAMP_TOLERANCE_SECONDS', get('timestamp-tolerance-seconds') ?? '300', 1, 3600),
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
     logLevel: get('log-level') ?? 'info',
+    callbacks: {
+      timeoutSeconds: integer('CALLBACK_TIMEOUT_SECONDS', get('callback-timeout-seconds') ?? '15', 1, 120),
+      retrySchedule: retrySchedule(get('callback-retry-schedule') ?? DEFAULT_RETRY_SCHEDULE),
+      allowPrivate: flag('ALLOW_PRIVATE_CALLBACKS', get('allow-private-callbacks')),
+      dispatchIntervalMs: 500,
+    },
+    expiryIntervalSeconds: integer('EXPIRY_INTERVAL_SECONDS', get('expiry-interval-seconds') ?? '10', 1, 3600),
+  };
+}
+
+/** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (DESIGN §4). */
+const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,50400,72000,86400';
+
+function retrySchedule(text: string): number[] {
+  const parts = text.split(',').map((p) => p.trim());
+  if (parts.length === 0 || parts.length > 50 || !parts.every((p) => /^\d{1,6}$/.test(p) && Number(p) >= 1)) {
+    throw new ConfigError(`CALLBACK_RETRY_SCHEDULE must be comma-separated seconds, e.g. ${DEFAULT_RETRY_SCHEDULE}, got "${text}"`);
+  }
+  return parts.map(Number);
+}
+
+function flag(name: string, text: string | undefined): boolean {
+  if (text === undefined || text === 'false' || text === '0') return false;
+  if (text === 'true' || text === '1') return true;
+  throw new ConfigError(`${name} must be true or false, got "${text}"`);
+}
+
+function contractHex(network: Network, name: string, text: string): string {
+  if (/^0x[0-9a-fA-F]{40}$/.test(text)) return text.toLowerCase();
+  if (network === 'Tron' && /^T/.test(text)) {
+    try {
+      return '0x' + Buffer.from(tronAddressToId(text)).toString('hex');
+    } catch {
+      // reported below
+    }
+  }
+  throw new ConfigError(`${name} must be a contract address (0x + 40 hex${network === 'Tron' ? ', or a T… address' : ''}), got "${text}"`);
+}
+
+function rpcUrl(name: string, text: string): string {
+  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) throw new ConfigError(`${name} must be an http(s) URL, got "${text}"`);
+  return text;
+}
+
+function networkConfig(
+  network: Network,
+  mode: Mode,
+  get: (name: SettingName) => string | undefined,
+  defaults: { minAmount: string; confirmations: string; pollSeconds: string; maxBlockRange: string },
+): NetworkConfig {
+  const key = network.toLowerCase() as 'tron' | 'ethereum';
+  const ENV = network.toUpperCase();
+  const url = get(`${key}-rpc-url`);
+  const finality = get(`${key}-finality`) ?? 'confirmations';
+  if (finality !== 'confirmations' && finality !== 'finalized') throw new ConfigError(`${ENV}_FINALITY must be confirmations or finalized, got "${finality}"`);
+  const startBlock = get(`${key}-start-block`);
+  return {
+    xpub: xpubFor(network, mode, get(`${key}-xpub`)),
+    minAmount: amount(`${ENV}_MIN_AMOUNT`, get(`${key}-min-amount`) ?? defaults.minAmount),
+    confirmations: integer(`${ENV}_CONFIRMATIONS`, get(`${key}-confirmations`) ?? defaults.confirmations, 1, 10_000),
+    chain: url
+      ? {
+          rpcUrl: rpcUrl(`${ENV}_RPC_URL`, url),
+          tokenContract: contractHex(network, `${ENV}_TOKEN_CONTRACT`, get(`${key}-token-contract`) ?? USDT_CONTRACTS[network]),
+          pollIntervalSeconds: integer(`${ENV}_POLL_SECONDS`, get(`${key}-poll-seconds`) ?? defaults.pollSeconds, 1, 3600),
+          maxBlockRange: integer(`${ENV}_MAX_BLOCK_RANGE`, get(`${key}-max-block-range`) ?? defaults.maxBlockRange, 1, network === 'Tron' ? 5000 : 100_000),
+          maxAddressesPerQuery: integer(`${ENV}_MAX_ADDRESSES`, get(`${key}-max-addresses`) ?? '1000', 1, network === 'Tron' ? 1000 : 10_000),
+          startBlock: startBlock === undefined ? undefined : integer(`${ENV}_START_BLOCK`, startBlock, 0, Number.MAX_SAFE_INTEGER),
+          finality,
+        }
+      : undefined,
   };
 }

@@ -25,7 +25,7 @@ export interface OrderRow {
   expired_at: string;
 }
 
-const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, address, address_qr, status, min_amount,
+export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, address, address_qr, status, min_amount,
   received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
 
 /** The read of one order by its primary key (and owner): the platform's hottest query. */

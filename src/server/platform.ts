@@ -11,6 +11,7 @@ import { Orders } from './orders.js';
 import { SecretKeeper, sandboxMasterKey } from './secrets.js';
 import type { Clock } from './time.js';
 import { Withdrawals } from './withdrawals.js';
+import { startWorkers, type Workers } from './workers.js';
 
 export interface Platform {
   config: Config;
@@ -19,6 +20,9 @@ export interface Platform {
   orders: Orders;
   withdrawals: Withdrawals;
   app: App;
+  secrets: SecretKeeper;
+  /** Starts the scanners, the callback dispatcher and the expiry job (serve does; tests choose). */
+  startWorkers(): Workers;
   close(): Promise<void>;
 }
 
@@ -79,6 +83,7 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
     const orders = new Orders(db, config, now);
     const withdrawals = new Withdrawals(db);
     const app = buildApp({ config, db, merchants, orders, withdrawals, now, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    let workers: Workers | undefined;
     return {
       config,
       db,
@@ -86,7 +91,13 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
       orders,
       withdrawals,
       app,
+      secrets,
+      startWorkers() {
+        workers ??= startWorkers({ config, db, secrets, now, log: app.fastify.log });
+        return workers;
+      },
       async close() {
+        await workers?.stop();
         await app.fastify.close();
         if (!options.db) await db.close();
         release();

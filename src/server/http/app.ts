@@ -17,7 +17,7 @@ import { sandboxRoutes } from './sandbox-routes.js';
 export const BODY_LIMIT = 16 * 1024;
 
 export interface AppDeps {
-  config: Pick<Config, 'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'logLevel'>;
+  config: Pick<Config, 'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'logLevel' | 'callbacks' | 'watchWindowSeconds'>;
   db: Database;
   merchants: Merchants;
   orders: Orders;
@@ -66,7 +66,16 @@ export function buildApp(deps: AppDeps): App {
     authenticator: createAuthenticator(deps.merchants, deps.config.timestampToleranceSeconds, deps.now),
     rateLimiter: createRateLimiter(deps.config.rateLimit.limit, deps.config.rateLimit.windowSeconds, deps.now),
   };
-  partnerRoutes(fastify, { ...guard, orders: deps.orders, withdrawals: deps.withdrawals, mode: deps.config.mode, metrics });
-  if (deps.config.mode === 'sandbox') sandboxRoutes(fastify, { ...guard, withdrawals: deps.withdrawals });
+  partnerRoutes(fastify, {
+    ...guard,
+    orders: deps.orders,
+    withdrawals: deps.withdrawals,
+    mode: deps.config.mode,
+    allowPrivateCallbacks: deps.config.callbacks.allowPrivate,
+    metrics,
+  });
+  if (deps.config.mode === 'sandbox') {
+    sandboxRoutes(fastify, { ...guard, db: deps.db, withdrawals: deps.withdrawals, now: deps.now, watchWindowSeconds: deps.config.watchWindowSeconds });
+  }
   return { fastify, metrics };
 }

@@ -32,8 +32,11 @@ export function isNonPublicAddress(ip: string): boolean {
   return v4 ? NON_PUBLIC.check(v4, 'ipv4') : NON_PUBLIC.check(ip, 'ipv6');
 }
 
-/** Why a callback URL is refused in this mode, or undefined when it is acceptable. */
-export function callbackUrlProblem(text: string, mode: Mode): string | undefined {
+/**
+ * Why a callback URL is refused in this mode, or undefined when it is acceptable. `allowPrivate` (the
+ * ALLOW_PRIVATE_CALLBACKS switch, for tests on one machine) lets live mode accept local receivers.
+ */
+export function callbackUrlProblem(text: string, mode: Mode, allowPrivate = false): string | undefined {
   let url: URL;
   try {
     url = new URL(text);
@@ -42,7 +45,7 @@ export function callbackUrlProblem(text: string, mode: Mode): string | undefined
   }
   if (url.username || url.password) return 'must not carry a user name or password';
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL';
-  if (mode === 'sandbox') return undefined;
+  if (mode === 'sandbox' || allowPrivate) return undefined;
   if (url.protocol !== 'https:') return 'must be an https URL in live mode';
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (host === 'localhost' || host.endsWith('.localhost') || isNonPublicAddress(host)) {

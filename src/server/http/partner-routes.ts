@@ -68,6 +68,7 @@ export interface PartnerRouteDeps extends GuardDeps {
   orders: Orders;
   withdrawals: Withdrawals;
   mode: Mode;
+  allowPrivateCallbacks: boolean;
   metrics: Metrics;
 }
 
@@ -84,7 +85,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     '/partner/v1/platforms/orders',
     { schema: { body: componentSchema('CreateDepositOrderRequest') }, preValidation },
     async (request, reply) => {
-      const urlProblem = callbackUrlProblem(request.body.callbackUrl, deps.mode);
+      const urlProblem = callbackUrlProblem(request.body.callbackUrl, deps.mode, deps.allowPrivateCallbacks);
       if (urlProblem) {
         throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', {
           errors: [{ pointer: '/callbackUrl', detail: urlProblem }],

@@ -11,6 +11,7 @@ const TITLES: Record<ProblemCode, string> = {
   not_found: 'Not found',
   external_id_conflict: 'externalId conflict',
   invalid_status_transition: 'Invalid status transition',
+  order_not_watched: 'Order not watched',
   payload_too_large: 'Payload too large',
   unsupported_media_type: 'Unsupported media type',
   validation_failed: 'Validation failed',

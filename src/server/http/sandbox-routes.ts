@@ -1,11 +1,15 @@
 // Sandbox test helpers (contract tag Sandbox): what the operator and the chain would do, for the
 // signed-in merchant only. Registered only in sandbox mode, so a live platform answers 404.
 import type { FastifyInstance } from 'fastify';
-import type { SandboxWithdrawalRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
+import { randomBytes } from 'node:crypto';
+import type { SandboxDepositRequest, SandboxWithdrawalRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
 import { isAddress } from '../cli-checks.js';
 import { componentSchema, parameterSchema } from '../contract.js';
 import { parseDecimalUnits } from '../money.js';
-import { sqlState } from '../db/database.js';
+import { sqlState, type Database } from '../db/database.js';
+import { creditTransfers } from '../deposits.js';
+import { READ_ORDER_SQL, toDepositOrder, type OrderRow } from '../orders.js';
+import type { Clock } from '../time.js';
 import type { Withdrawals } from '../withdrawals.js';
 import { merchantGuard, type GuardDeps } from './partner-routes.js';
 import { ProblemError } from './problems.js';
@@ -13,8 +17,44 @@ import { ProblemError } from './problems.js';
 const invalid = (pointer: string, detail: string) =>
   new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: [{ pointer, detail }] });
 
-export function sandboxRoutes(app: FastifyInstance, deps: GuardDeps & { withdrawals: Withdrawals }) {
+export interface SandboxRouteDeps extends GuardDeps {
+  db: Database;
+  withdrawals: Withdrawals;
+  now: Clock;
+  watchWindowSeconds: number;
+}
+
+export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
   const preValidation = merchantGuard(deps);
+
+  app.post<{ Params: { uuid: string }; Body: SandboxDepositRequest }>(
+    '/sandbox/v1/orders/:uuid/deposits',
+    {
+      schema: {
+        params: { type: 'object', required: ['uuid'], properties: { uuid: parameterSchema('OrderUuid') } },
+        body: componentSchema('SandboxDepositRequest'),
+      },
+      preValidation,
+    },
+    async (request, reply) => {
+      const merchantId = request.merchant!.id;
+      const [order] = await deps.db.query<OrderRow>(READ_ORDER_SQL, [request.params.uuid, merchantId]);
+      if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
+      const hash = randomBytes(32).toString('hex');
+      // The same crediting path as a transfer read from the chain, with a made-up transaction.
+      const credits = await deps.db.transaction((tx) =>
+        creditTransfers(
+          tx,
+          [{ network: order.blockchain, txHash: order.blockchain === 'Tron' ? hash : `0x${hash}`, logIndex: 0, blockNumber: 0n, to: order.address, amount: BigInt(request.body.amount), source: 'sandbox' }],
+          new Date(deps.now()),
+          deps.watchWindowSeconds,
+        ),
+      );
+      if (credits.length === 0) throw new ProblemError(409, 'order_not_watched', 'The order is past its watch window; deposits to it are no longer credited.');
+      const [credited] = await deps.db.query<OrderRow>(READ_ORDER_SQL, [request.params.uuid, merchantId]);
+      return reply.code(201).send(toDepositOrder(credited!));
+    },
+  );
 
   app.post<{ Body: SandboxWithdrawalRequest }>(
     '/sandbox/v1/withdrawals',

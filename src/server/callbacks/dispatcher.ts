@@ -1,0 +1,173 @@
+// Delivers the outbox (DESIGN §4): claims due rows with FOR UPDATE SKIP LOCKED (so that several
+// instances share the work), signs each delivery per Standard Webhooks with the merchant's callback
+// secret, POSTs it without following redirects within the timeout, records every attempt, and
+// schedules retries with jitter. 2xx delivers, 410 stops, anything else retries until the schedule ends.
+import { request as httpRequest, type Agent } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { useAgent } from 'request-filtering-agent';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { Mode, SecretKeeper } from '../secrets.js';
+import { createCallbackSigner } from '../../signing/index.js';
+import type { Clock } from '../time.js';
+
+export interface OutboxRow {
+  id: bigint;
+  webhook_id: string;
+  merchant_id: string;
+  url: string;
+  body: string;
+  attempts: number;
+  secret_version: number;
+}
+
+export interface DeliveryResult {
+  statusCode: number | undefined;
+  latencyMs: number;
+  error: string | undefined;
+}
+
+export interface DispatcherOptions {
+  db: Database;
+  secrets: SecretKeeper;
+  config: Config['callbacks'];
+  mode: Mode;
+  now: Clock;
+  /** Deliveries under way at once. */
+  concurrency?: number;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+/** When the attempt after `attempts` failed ones is due: the schedule's delay ±10 % jitter; undefined when it is over. */
+export function nextAttemptDelayMs(attempts: number, schedule: readonly number[], random = Math.random): number | undefined {
+  const seconds = schedule[attempts - 1];
+  if (seconds === undefined) return undefined;
+  return Math.round(seconds * 1000 * (0.9 + 0.2 * random()));
+}
+
+export class CallbackDispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = true;
+  private readonly concurrency: number;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.concurrency = options.concurrency ?? 16;
+  }
+
+  /** Claims due rows: their next attempt moves past the delivery timeout, so no other instance takes them meanwhile. */
+  private claim(limit: number): Promise<OutboxRow[]> {
+    const now = this.options.now();
+    const lease = new Date(now + (this.options.config.timeoutSeconds + 30) * 1000);
+    return this.options.db.transaction((tx) =>
+      tx.query<OutboxRow>(
+        `WITH due AS (
+           SELECT id FROM callback_outbox WHERE state = 'pending' AND next_attempt_at <= $1
+            ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         UPDATE callback_outbox o SET next_attempt_at = $3
+           FROM due, merchants m
+          WHERE o.id = due.id AND m.id = o.merchant_id
+        RETURNING o.id, o.webhook_id, o.merchant_id, o.url, o.body, o.attempts, m.secret_version`,
+        [new Date(now), limit, lease],
+      ),
+    );
+  }
+
+  private async deliver(row: OutboxRow): Promise<DeliveryResult> {
+    const secret = this.options.secrets.callbackSecret(row.merchant_id, row.secret_version);
+    const timestamp = Math.floor(this.options.now() / 1000);
+    const signature = await createCallbackSigner(secret).sign({ id: row.webhook_id, timestamp, body: row.body });
+    const started = performance.now();
+    const url = new URL(row.url);
+    const filtered = this.options.mode === 'live' && !this.options.config.allowPrivate;
+    const agent: Agent | undefined = filtered ? useAgent(row.url) : undefined;
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    return new Promise((resolve) => {
+      const finish = (statusCode: number | undefined, error: string | undefined) =>
+        resolve({ statusCode, latencyMs: Math.round(performance.now() - started), error });
+      const request = send(
+        url,
+        {
+          method: 'POST',
+          agent,
+          timeout: this.options.config.timeoutSeconds * 1000,
+          headers: {
+            'Content-Type': 'application/json',
+            'Content-Length': Buffer.byteLength(row.body),
+            'User-Agent': 'partner-api-callbacks/1',
+            'webhook-id': row.webhook_id,
+            'webhook-timestamp': String(timestamp),
+            'webhook-signature': signature,
+          },
+        },
+        (response) => {
+          response.resume(); // the body is not read: only the status counts
+          response.on('end', () => finish(response.statusCode, undefined));
+          response.on('error', (error) => finish(response.statusCode, error.message));
+        },
+      );
+      // The whole delivery, not only socket idleness, must end within the timeout.
+      const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${this.options.config.timeoutSeconds} s`)), this.options.config.timeoutSeconds * 1000);
+      request.on('close', () => clearTimeout(deadline));
+      request.on('timeout', () => request.destroy(new Error(`no answer within ${this.options.config.timeoutSeconds} s`)));
+      request.on('error', (error) => finish(undefined, error.message.slice(0, 500)));
+      request.end(row.body);
+    });
+  }
+
+  private async record(row: OutboxRow, result: DeliveryResult): Promise<void> {
+    const now = this.options.now();
+    const attempts = row.attempts + 1;
+    const status = result.statusCode;
+    let state: 'pending' | 'delivered' | 'gone' | 'failed' = 'pending';
+    let next = new Date(now);
+    if (status !== undefined && status >= 200 && status < 300) state = 'delivered';
+    else if (status === 410) state = 'gone';
+    else {
+      const delay = nextAttemptDelayMs(attempts, this.options.config.retrySchedule);
+      if (delay === undefined) state = 'failed';
+      else next = new Date(now + delay);
+    }
+    const error = result.error ?? (state === 'pending' || state === 'failed' ? `answered ${status}` : undefined);
+    await this.options.db.transaction(async (tx) => {
+      await tx.query('INSERT INTO callback_attempts (outbox_id, attempted_at, status_code, latency_ms, error) VALUES ($1, $2, $3, $4, $5)', [
+        row.id, new Date(now), status ?? null, result.latencyMs, error ?? null,
+      ]);
+      await tx.query(
+        `UPDATE callback_outbox SET attempts = $2, state = $3, next_attempt_at = $4,
+                delivered_at = CASE WHEN $3 = 'delivered' THEN $5::timestamptz ELSE delivered_at END
+          WHERE id = $1`,
+        [row.id, attempts, state, next, new Date(now)],
+      );
+    });
+    if (state !== 'delivered') this.options.log?.warn({ webhookId: row.webhook_id, status, error: result.error, state }, 'callback not delivered');
+  }
+
+  /** One round: claim what is due and deliver it; the number of deliveries attempted. */
+  async runOnce(): Promise<number> {
+    const rows = await this.claim(this.concurrency);
+    await Promise.all(rows.map(async (row) => this.record(row, await this.deliver(row))));
+    return rows.length;
+  }
+
+  start(): void {
+    this.stopped = false;
+    const tick = async () => {
+      let attempted = 0;
+      try {
+        this.running = this.runOnce();
+        attempted = (await this.running) as number;
+      } catch (error) {
+        this.options.log?.warn({ err: error }, 'callback dispatch round failed');
+      }
+      if (!this.stopped) this.timer = setTimeout(tick, attempted > 0 ? 0 : this.options.config.dispatchIntervalMs);
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running?.catch(() => {});
+  }
+}

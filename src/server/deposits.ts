@@ -1,0 +1,106 @@
+// Crediting deposits and the order lifecycle (DESIGN §5). One path for chain transfers and the
+// sandbox helper: each transfer is credited exactly once (unique network + tx hash + log index),
+// receivedAmount is the exact integer sum, and every credit or expiry writes its callback to the
+// outbox in the same transaction.
+import type { Network } from './addresses.js';
+import { enqueueCallback } from './callbacks/outbox.js';
+import type { Database, Sql } from './db/database.js';
+import { toJsonInteger } from './money.js';
+import { ORDER_COLUMNS, toDepositOrder, type OrderRow } from './orders.js';
+
+export interface Transfer {
+  network: Network;
+  /** As the network writes it: 0x-hex on Ethereum, bare hex on Tron. */
+  txHash: string;
+  logIndex: number;
+  blockNumber: bigint;
+  /** The deposit address in the platform's form (EIP-55 or Tron base58). */
+  to: string;
+  amount: bigint;
+  source: 'chain' | 'sandbox';
+}
+
+export interface Credit {
+  orderUuid: string;
+  amount: bigint;
+  status: OrderRow['status'];
+  receivedAmount: bigint;
+}
+
+type OwnedOrderRow = OrderRow & { merchant_id: string };
+
+/**
+ * Credits the transfers to the orders whose addresses they paid (orders inside their watch window);
+ * a transfer credited before, or paying no watched order, is skipped. Run inside the caller's
+ * transaction so that the credits commit together with whatever else it writes (the scan cursor).
+ */
+export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], now: Date, watchWindowSeconds: number): Promise<Credit[]> {
+  const credits: Credit[] = [];
+  for (const transfer of transfers) {
+    if (transfer.amount <= 0n) continue;
+    const [order] = await tx.query<{ uuid: string }>(
+      'SELECT uuid FROM deposit_orders WHERE blockchain = $1 AND address = $2 AND expired_at > $3',
+      [transfer.network, transfer.to, watchedSince(now, watchWindowSeconds)],
+    );
+    if (!order) continue;
+    const [inserted] = await tx.query(
+      `INSERT INTO deposits (network, tx_hash, log_index, block_number, order_uuid, amount, source)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (network, tx_hash, log_index) DO NOTHING RETURNING id`,
+      [transfer.network, transfer.txHash, transfer.logIndex, transfer.blockNumber, order.uuid, transfer.amount, transfer.source],
+    );
+    if (!inserted) continue;
+    // NEW or EXPIRED becomes DONE once the confirmed total reaches minAmount: a late payment is honoured.
+    const [row] = await tx.query<OwnedOrderRow>(
+      `UPDATE deposit_orders
+          SET received_amount = received_amount + $2,
+              status = CASE WHEN received_amount + $2 >= min_amount THEN 'DONE' ELSE status END
+        WHERE uuid = $1
+        RETURNING merchant_id, ${ORDER_COLUMNS}`,
+      [order.uuid, transfer.amount],
+    );
+    await enqueueCallback(
+      tx,
+      {
+        merchantId: row!.merchant_id,
+        orderUuid: row!.uuid,
+        url: row!.callback_url,
+        payload: { event: 'order.deposit', amount: toJsonInteger(transfer.amount), txId: transfer.txHash, ...toDepositOrder(row!) },
+      },
+      now,
+    );
+    credits.push({ orderUuid: row!.uuid, amount: transfer.amount, status: row!.status, receivedAmount: row!.received_amount });
+  }
+  return credits;
+}
+
+/** Moves orders past expiredAt without enough deposits to EXPIRED, each with its callback. */
+export async function expireOrders(db: Database, now: Date, limit = 500): Promise<number> {
+  return db.transaction(async (tx) => {
+    const rows = await tx.query<OwnedOrderRow>(
+      `UPDATE deposit_orders SET status = 'EXPIRED'
+        WHERE uuid IN (SELECT uuid FROM deposit_orders WHERE status = 'NEW' AND expired_at <= $1
+                        ORDER BY expired_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+        RETURNING merchant_id, ${ORDER_COLUMNS}`,
+      [now, limit],
+    );
+    for (const row of rows) {
+      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, payload: { event: 'order.expired', ...toDepositOrder(row) } }, now);
+    }
+    return rows.length;
+  });
+}
+
+/** Addresses of a network's orders that are still watched (until expiredAt + the watch window). */
+export async function watchedAddresses(sql: Sql, network: Network, now: Date, watchWindowSeconds: number): Promise<string[]> {
+  const rows = await sql.query<{ address: string }>(
+    'SELECT address FROM deposit_orders WHERE blockchain = $1 AND expired_at > $2',
+    [network, watchedSince(now, watchWindowSeconds)],
+  );
+  return rows.map((r) => r.address);
+}
+
+/** Orders that expired after this moment are still watched. */
+function watchedSince(now: Date, watchWindowSeconds: number): Date {
+  return new Date(now.getTime() - watchWindowSeconds * 1000);
+}
