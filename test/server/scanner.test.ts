@@ -1,0 +1,158 @@
+// The chain scanner against a JSON-RPC node whose chain the test controls.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { addressTopic, ChainScanner, logToTransfer, TRANSFER_TOPIC } from '../../src/server/chain/scanner.js';
+import type { ChainConfig } from '../../src/server/config.js';
+import type { RpcLog } from '../../src/server/chain/rpc.js';
+import { startFakeChain, type FakeChain } from '../support/fake-rpc.js';
+import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
+
+const TOKEN = '0x' + 'ab'.repeat(20);
+const NOW = Date.now();
+let txCounter = 0;
+
+function transferLog(network: 'Tron' | 'Ethereum', to: string, amount: bigint, block: number, logIndex = 0, txHash?: string): RpcLog {
+  return {
+    address: TOKEN,
+    topics: [TRANSFER_TOPIC, '0x' + '00'.repeat(12) + '11'.repeat(20), addressTopic(network, to)],
+    data: '0x' + amount.toString(16).padStart(64, '0'),
+    blockNumber: '0x' + block.toString(16),
+    transactionHash: txHash ?? '0x' + (++txCounter).toString(16).padStart(64, '0'),
+    logIndex: '0x' + logIndex.toString(16),
+    removed: false,
+  };
+}
+
+describe.each(DATABASES)('the chain scanner on %s', (kind) => {
+  let t: TestPlatform;
+  let chain: FakeChain;
+
+  beforeAll(async () => {
+    chain = await startFakeChain();
+    t = await startTestPlatform(kind, { now: () => NOW });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await chain?.close();
+  });
+  beforeEach(async () => {
+    chain.logs = [];
+    chain.calls = [];
+    chain.head = 100n;
+    chain.finalized = undefined;
+    await t.db.query('DELETE FROM chain_cursors');
+  });
+
+  function scanner(network: 'Tron' | 'Ethereum', chainConfig: Partial<ChainConfig> = {}, confirmations = 3) {
+    return new ChainScanner({
+      network,
+      chain: { rpcUrl: chain.url, tokenContract: TOKEN, pollIntervalSeconds: 1, maxBlockRange: 5000, maxAddressesPerQuery: 1000, startBlock: 90, finality: 'confirmations', ...chainConfig },
+      confirmations,
+      watchWindowSeconds: 7 * 86_400,
+      db: t.db,
+      now: () => NOW,
+    });
+  }
+
+  async function order(externalId: string, blockchain: 'Tron' | 'Ethereum') {
+    const { data } = await t.client().POST('/partner/v1/platforms/orders', {
+      body: { externalId, blockchain, currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' },
+    });
+    return data!;
+  }
+
+  async function read(uuid: string) {
+    return (await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!;
+  }
+
+  it('credits only confirmed transfers, each exactly once, even when blocks are scanned again', async () => {
+    const a = await order('scan-a', 'Ethereum');
+    const b = await order('scan-b', 'Ethereum');
+    const shared = '0x' + 'cd'.repeat(32);
+    chain.logs = [
+      transferLog('Ethereum', a.address, 4_000_000n, 95, 0, shared),
+      transferLog('Ethereum', a.address, 6_000_000n, 95, 1, shared), // two transfers in one transaction
+      transferLog('Ethereum', b.address, 1n, 96),
+      { ...transferLog('Ethereum', b.address, 99n, 96, 2), removed: true },
+      transferLog('Ethereum', '0x' + 'ef'.repeat(20), 5n, 96, 3), // nobody's address
+      transferLog('Ethereum', b.address, 7n, 99), // not yet confirmed at head 100
+    ];
+    const s = scanner('Ethereum');
+    const first = await s.scanOnce();
+    expect(first).toMatchObject({ fromBlock: 90n, toBlock: 98n });
+    expect(await read(a.uuid)).toMatchObject({ receivedAmount: 10_000_000, status: 'DONE' });
+    expect(await read(b.uuid)).toMatchObject({ receivedAmount: 1, status: 'NEW' });
+    expect(await s.scanOnce()).toBeUndefined(); // nothing new is confirmed
+
+    chain.head = 101n;
+    expect(await s.scanOnce()).toMatchObject({ fromBlock: 99n, toBlock: 99n });
+    expect((await read(b.uuid)).receivedAmount).toBe(8);
+
+    await t.db.query("UPDATE chain_cursors SET next_block = 90 WHERE network = 'Ethereum'");
+    await s.scanOnce();
+    expect((await read(a.uuid)).receivedAmount).toBe(10_000_000);
+    expect((await read(b.uuid)).receivedAmount).toBe(8);
+    const [deposits] = await t.db.query<{ n: bigint }>('SELECT count(*)::bigint AS n FROM deposits WHERE order_uuid IN ($1, $2)', [a.uuid, b.uuid]);
+    expect(deposits!.n).toBe(4n);
+    const [events] = await t.db.query<{ n: bigint }>("SELECT count(*)::bigint AS n FROM callback_outbox WHERE order_uuid IN ($1, $2) AND event = 'order.deposit'", [a.uuid, b.uuid]);
+    expect(events!.n).toBe(4n);
+  });
+
+  it('splits queries by block range and by address count', async () => {
+    await Promise.all(Array.from({ length: 5 }, (_, i) => order(`batch-${i}`, 'Ethereum')));
+    chain.head = 124n;
+    const s = scanner('Ethereum', { maxBlockRange: 10, maxAddressesPerQuery: 2, startBlock: 100 }, 1);
+    const ranges = [];
+    for (let r = await s.scanOnce(); r; r = await s.scanOnce()) ranges.push([r.fromBlock, r.toBlock]);
+    expect(ranges).toEqual([[100n, 109n], [110n, 119n], [120n, 124n]]);
+    const getLogs = chain.calls.filter((c) => c.method === 'eth_getLogs').map((c) => (c.params[0] as { topics: string[][] }).topics[2]!);
+    expect(getLogs.every((topics) => topics.length <= 2)).toBe(true);
+    const watched = (await t.db.query<{ n: bigint }>("SELECT count(*)::bigint AS n FROM deposit_orders WHERE blockchain = 'Ethereum'"))[0]!.n;
+    expect(getLogs.length).toBe(3 * Math.ceil(Number(watched) / 2));
+  });
+
+  it('queries only the addresses of orders inside their watch window', async () => {
+    const old = await order('old-1', 'Tron');
+    const fresh = await order('fresh-1', 'Tron');
+    await t.db.query("UPDATE deposit_orders SET expired_at = now() - interval '8 days' WHERE uuid = $1", [old.uuid]);
+    chain.logs = [transferLog('Tron', old.address, 5n, 95), transferLog('Tron', fresh.address, 5n, 95)];
+    await scanner('Tron').scanOnce();
+    const topics = chain.calls.filter((c) => c.method === 'eth_getLogs').flatMap((c) => (c.params[0] as { topics: string[][] }).topics[2]!);
+    expect(topics).toContain(addressTopic('Tron', fresh.address));
+    expect(topics).not.toContain(addressTopic('Tron', old.address));
+    expect((await read(fresh.uuid)).receivedAmount).toBe(5);
+    expect((await read(old.uuid)).receivedAmount).toBe(0);
+  });
+
+  it('speaks Tron: 20-byte hex addresses without 41, transaction ids without 0x', async () => {
+    const o = await order('tron-1', 'Tron');
+    const log = transferLog('Tron', o.address, 2_500_000n, 95);
+    expect(log.topics[2]).toMatch(/^0x0{24}[0-9a-f]{40}$/);
+    chain.logs = [log];
+    await scanner('Tron').scanOnce();
+    const [deposit] = await t.db.query<{ tx_hash: string }>('SELECT tx_hash FROM deposits WHERE order_uuid = $1', [o.uuid]);
+    expect(deposit!.tx_hash).toBe(log.transactionHash.slice(2));
+    expect(await read(o.uuid)).toMatchObject({ receivedAmount: 2_500_000, status: 'DONE' });
+  });
+
+  it('uses the node\'s finalized block when so configured', async () => {
+    const o = await order('final-1', 'Ethereum');
+    chain.logs = [transferLog('Ethereum', o.address, 3n, 97)];
+    chain.finalized = 96n;
+    const s = scanner('Ethereum', { finality: 'finalized' }, 1);
+    expect(await s.scanOnce()).toMatchObject({ toBlock: 96n });
+    expect((await read(o.uuid)).receivedAmount).toBe(0);
+    chain.finalized = 97n;
+    await s.scanOnce();
+    expect((await read(o.uuid)).receivedAmount).toBe(3);
+  });
+});
+
+describe('logToTransfer', () => {
+  it('ignores removed logs, other events and malformed topics', () => {
+    const log = transferLog('Ethereum', '0x9858EfFD232B4033E47d90003D41EC34EcaEda94', 1n, 1);
+    expect(logToTransfer('Ethereum', log)?.to).toBe('0x9858EfFD232B4033E47d90003D41EC34EcaEda94');
+    expect(logToTransfer('Ethereum', { ...log, removed: true })).toBeUndefined();
+    expect(logToTransfer('Ethereum', { ...log, topics: ['0x' + '00'.repeat(32), ...log.topics.slice(1)] })).toBeUndefined();
+    expect(logToTransfer('Ethereum', { ...log, topics: log.topics.slice(0, 2) })).toBeUndefined();
+  });
+});
