@@ -4,12 +4,15 @@ import { ConfigError, configFrom, parseFlags, SETTING_OPTIONS, settingsHelp, typ
 import { parseDecimalUnits } from './money.js';
 import { openPlatform, type Platform } from './platform.js';
 import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals.js';
+import { CALLBACK_STATES, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from './callbacks/operator.js';
 
 const USAGE = `usage:
   partner-api serve [--mode sandbox|live] [settings]
   partner-api merchants create --name NAME [--json] [settings]
   partner-api withdrawals create --api-key KEY --external-id ID --amount 12.5 --blockchain Tron|Ethereum --destination-address ADDR [--json] [settings]
   partner-api withdrawals set-status --uuid UUID --status PENDING|DONE|FAILED [--json] [settings]
+  partner-api callbacks list [--order UUID] [--state pending|delivered|gone|failed] [--limit N] [--json] [settings]
+  partner-api callbacks redeliver --webhook-id ID [--json] [settings]
 
 settings (flag, or environment variable):
 ${settingsHelp()}`;
@@ -102,6 +105,10 @@ async function run(argv: string[]) {
     'destination-address': { type: 'string' as const },
     uuid: { type: 'string' as const },
     status: { type: 'string' as const },
+    order: { type: 'string' as const },
+    state: { type: 'string' as const },
+    limit: { type: 'string' as const },
+    'webhook-id': { type: 'string' as const },
   };
   const flags = parseFlags(rest, commandOptions);
   const config = configFrom(flags, process.env);
@@ -139,6 +146,24 @@ async function run(argv: string[]) {
     if (result === undefined) throw new UsageError(`no withdrawal ${uuid}`);
     if (result === 'refused') throw new UsageError(`withdrawal ${uuid} is final and cannot move to ${status}`);
     print(flags, result, `withdrawal ${uuid} is ${result.status}`);
+    return;
+  }
+  if (command === 'callbacks' && sub === 'list') {
+    const state = flags.state as string | undefined;
+    if (state !== undefined && !CALLBACK_STATES.includes(state as CallbackState)) throw new UsageError(`--state must be one of ${CALLBACK_STATES.join(', ')}`);
+    const order = flags.order as string | undefined;
+    if (order !== undefined && !/^[0-9a-f-]{36}$/i.test(order)) throw new UsageError('--order must be an order uuid');
+    const limit = Number(flags.limit ?? 50);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
+    const events = await withPlatform(config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, order, limit }));
+    print(flags, events, events.map(formatCallback).join('\n') || 'no callbacks');
+    return;
+  }
+  if (command === 'callbacks' && sub === 'redeliver') {
+    const webhookId = required(flags, 'webhook-id');
+    const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId, new Date()));
+    if (!event) throw new UsageError(`no callback ${webhookId}`);
+    print(flags, event, `callback ${webhookId} will be delivered again (same webhook-id)`);
     return;
   }
   throw new UsageError(command ? `unknown command: ${[command, sub].filter(Boolean).join(' ')}` : 'a command is required');

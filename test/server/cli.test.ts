@@ -100,6 +100,7 @@ describe('partner-api serve', () => {
   let dataDir: string;
   let baseUrl: string;
   let credentials: { apiKey: string; apiSecret: string; callbackSecret: string };
+  let orderUuid: string;
 
   beforeAll(async () => {
     dataDir = freshDataDir();
@@ -122,6 +123,18 @@ describe('partner-api serve', () => {
     });
     expect(response.status).toBe(201);
     expect(data!.address).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
+    // A deposit whose callback cannot be delivered (no such host here): its attempts are recorded.
+    const body = '{"amount":1500000}';
+    const path = `/sandbox/v1/orders/${data!.uuid}/deposits`;
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signature = await signRequest({ secret: credentials.apiSecret, timestamp, method: 'POST', target: path, body });
+    const deposit = await fetch(baseUrl + path, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/json', 'X-Api-Key': credentials.apiKey, 'X-Timestamp': String(timestamp), 'X-Signature': signature },
+    });
+    expect(deposit.status).toBe(201);
+    orderUuid = data!.uuid;
   });
 
   it('serves health, readiness, metrics, the contract and the docs', async () => {
@@ -186,5 +199,20 @@ describe('partner-api serve', () => {
     expect(existsSync(join(dataDir, 'partner-api.lock'))).toBe(false);
     const reopened = await cli(['merchants', 'create', '--name', 'after', '--json'], { DATA_DIR: dataDir });
     expect(reopened.code).toBe(0);
+  });
+
+  it('lists the callback with its attempts after the server stopped, and queues it again', async () => {
+    const listed = await cli(['callbacks', 'list', '--order', orderUuid, '--json'], { DATA_DIR: dataDir });
+    expect(listed.code).toBe(0);
+    const [event] = JSON.parse(listed.stdout) as { webhookId: string; event: string; state: string; attempts: { statusCode: number | null; error: string | null; latencyMs: number }[] }[];
+    expect(event).toMatchObject({ event: 'order.deposit', state: 'pending' });
+    expect(event!.attempts.length).toBeGreaterThanOrEqual(1);
+    expect(event!.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/merchant\.example/) });
+    const text = await cli(['callbacks', 'list', '--state', 'pending'], { DATA_DIR: dataDir });
+    expect(text.stdout).toContain(event!.webhookId);
+    const again = await cli(['callbacks', 'redeliver', '--webhook-id', event!.webhookId, '--json'], { DATA_DIR: dataDir });
+    expect(JSON.parse(again.stdout)).toMatchObject({ webhookId: event!.webhookId, state: 'pending' });
+    const unknown = await cli(['callbacks', 'redeliver', '--webhook-id', 'msg_nope'], { DATA_DIR: dataDir });
+    expect(unknown.stderr).toMatch(/no callback msg_nope/);
   });
 });

@@ -1,0 +1,81 @@
+// What the operator sees of callbacks (partner-api callbacks list|redeliver): every event with its
+// delivery state and every attempt (status, latency, error), and a way to send one again.
+import type { Database } from '../db/database.js';
+
+export const CALLBACK_STATES = ['pending', 'delivered', 'gone', 'failed'] as const;
+export type CallbackState = (typeof CALLBACK_STATES)[number];
+
+export interface CallbackAttempt {
+  at: string;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+export interface CallbackRecord {
+  webhookId: string;
+  orderUuid: string;
+  event: string;
+  url: string;
+  state: CallbackState;
+  attempts: CallbackAttempt[];
+  nextAttemptAt: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}
+
+interface Row {
+  id: bigint;
+  webhook_id: string;
+  order_uuid: string;
+  event: string;
+  url: string;
+  state: CallbackState;
+  next_attempt_at: Date;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+export async function listCallbacks(db: Database, filter: { state?: CallbackState | undefined; order?: string | undefined; limit: number }): Promise<CallbackRecord[]> {
+  const rows = await db.query<Row>(
+    `SELECT id, webhook_id, order_uuid, event, url, state, next_attempt_at, created_at, delivered_at FROM callback_outbox
+      WHERE ($1::text IS NULL OR state = $1) AND ($2::uuid IS NULL OR order_uuid = $2)
+      ORDER BY id DESC LIMIT $3`,
+    [filter.state ?? null, filter.order ?? null, filter.limit],
+  );
+  const attempts = rows.length
+    ? await db.query<{ outbox_id: bigint; attempted_at: Date; status_code: number | null; latency_ms: number; error: string | null }>(
+        'SELECT outbox_id, attempted_at, status_code, latency_ms, error FROM callback_attempts WHERE outbox_id = ANY($1::bigint[]) ORDER BY id',
+        [rows.map((r) => r.id.toString())],
+      )
+    : [];
+  return rows.map((row) => ({
+    webhookId: row.webhook_id,
+    orderUuid: row.order_uuid,
+    event: row.event,
+    url: row.url,
+    state: row.state,
+    attempts: attempts
+      .filter((a) => a.outbox_id === row.id)
+      .map((a) => ({ at: a.attempted_at.toISOString(), statusCode: a.status_code, latencyMs: a.latency_ms, error: a.error })),
+    nextAttemptAt: row.state === 'pending' ? row.next_attempt_at.toISOString() : null,
+    createdAt: row.created_at.toISOString(),
+    deliveredAt: row.delivered_at?.toISOString() ?? null,
+  }));
+}
+
+/** Queues an event again, whatever its state, under the same webhook-id; undefined when there is none. */
+export async function redeliverCallback(db: Database, webhookId: string, now: Date): Promise<CallbackRecord | undefined> {
+  const [row] = await db.query<{ order_uuid: string }>(
+    "UPDATE callback_outbox SET state = 'pending', next_attempt_at = $2 WHERE webhook_id = $1 RETURNING order_uuid",
+    [webhookId, now],
+  );
+  if (!row) return undefined;
+  return (await listCallbacks(db, { order: row.order_uuid, limit: 10_000 })).find((r) => r.webhookId === webhookId);
+}
+
+export function formatCallback(record: CallbackRecord): string {
+  const last = record.attempts.at(-1);
+  const outcome = last ? `${last.statusCode ?? 'no answer'} in ${last.latencyMs} ms${last.error ? ` (${last.error})` : ''}` : 'not attempted';
+  return `${record.webhookId}  ${record.event.padEnd(13)}  ${record.state.padEnd(9)}  ${record.attempts.length} attempt(s), last ${outcome}  order ${record.orderUuid}  → ${record.url}`;
+}
