@@ -1,7 +1,8 @@
 // The chain scanner against a JSON-RPC node whose chain the test controls.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addressTopic, ChainScanner, logToTransfer, TRANSFER_TOPIC } from '../../src/server/chain/scanner.js';
-import type { ChainConfig } from '../../src/server/config.js';
+import { USDT_CONTRACTS, type ChainConfig } from '../../src/server/config.js';
 import type { RpcLog } from '../../src/server/chain/rpc.js';
 import { startFakeChain, type FakeChain } from '../support/fake-rpc.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -154,5 +155,50 @@ describe('logToTransfer', () => {
     expect(logToTransfer('Ethereum', { ...log, removed: true })).toBeUndefined();
     expect(logToTransfer('Ethereum', { ...log, topics: ['0x' + '00'.repeat(32), ...log.topics.slice(1)] })).toBeUndefined();
     expect(logToTransfer('Ethereum', { ...log, topics: log.topics.slice(0, 2) })).toBeUndefined();
+  });
+});
+
+describe('the scanner on a Tron node (fixtures in Tron\'s JSON-RPC format)', () => {
+  const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/tron/${name}`, import.meta.url), 'utf8')) as { result: unknown };
+
+  it('credits the USDT TRC-20 transfers of the recorded-format logs to the Tron orders, once', async () => {
+    const chain = await startFakeChain();
+    const t = await startTestPlatform('pglite');
+    try {
+      chain.head = BigInt(fixture('eth_blockNumber.json').result as string);
+      chain.logs = fixture('eth_getLogs.json').result as RpcLog[];
+      // A fresh sandbox platform's first two Tron orders get the test wallet's first two addresses.
+      const orders = [];
+      for (const externalId of ['tron-fixture-1', 'tron-fixture-2']) {
+        const { data } = await t.client().POST('/partner/v1/platforms/orders', {
+          body: { externalId, blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' },
+        });
+        orders.push(data!);
+      }
+      expect(orders.map((o) => o.address)).toEqual(['TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK']);
+      const scanner = new ChainScanner({
+        network: 'Tron',
+        chain: { rpcUrl: chain.url, tokenContract: USDT_CONTRACTS.Tron, pollIntervalSeconds: 3, maxBlockRange: 5000, maxAddressesPerQuery: 1000, startBlock: 0x4ee2908, finality: 'confirmations' },
+        confirmations: 20,
+        watchWindowSeconds: 7 * 86_400,
+        db: t.db,
+        now: Date.now,
+      });
+      while (await scanner.scanOnce());
+      await t.db.query("UPDATE chain_cursors SET next_block = $1 WHERE network = 'Tron'", [0x4ee2908]);
+      while (await scanner.scanOnce()); // scanned again: nothing is credited twice
+      const read = async (uuid: string) => (await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!;
+      expect(await read(orders[0]!.uuid)).toMatchObject({ receivedAmount: 3_000_000, status: 'DONE' });
+      expect(await read(orders[1]!.uuid)).toMatchObject({ receivedAmount: 5_000_000, status: 'DONE' });
+      const deposits = await t.db.query<{ tx_hash: string; log_index: number }>('SELECT tx_hash, log_index FROM deposits ORDER BY block_number, log_index');
+      expect(deposits.map((d) => d.tx_hash.slice(0, 10))).toEqual(['24156204ff', '99fe15fd2a', '0fad1c9012', '0fad1c9012']);
+      expect(deposits.map((d) => d.log_index)).toEqual([1, 4, 3, 4]);
+      const getLogs = chain.calls.find((c) => c.method === 'eth_getLogs')!.params[0] as { address: string; toBlock: string };
+      expect(getLogs.address).toBe('0xa614f803b6fd780986a42c78ec9c7f77e6ded13c');
+      expect(BigInt(getLogs.toBlock)).toBe(chain.head - 19n); // 20 confirmations
+    } finally {
+      await t.close();
+      await chain.close();
+    }
   });
 });
