@@ -55,10 +55,14 @@ export class CallbackDispatcher {
     this.concurrency = options.concurrency ?? 16;
   }
 
-  /** Claims due rows: their next attempt moves past the delivery timeout, so no other instance takes them meanwhile. */
+  /**
+   * Claims due rows: their next attempt moves past twice the delivery timeout (a delivery and its
+   * record take at most one), so no other instance takes them meanwhile, and a row whose dispatcher
+   * died is due again soon after.
+   */
   private claim(limit: number): Promise<OutboxRow[]> {
     const now = this.options.now();
-    const lease = new Date(now + (this.options.config.timeoutSeconds + 30) * 1000);
+    const lease = new Date(now + (2 * this.options.config.timeoutSeconds + 1) * 1000);
     return this.options.db.transaction((tx) =>
       tx.query<OutboxRow>(
         `WITH due AS (
