@@ -76,7 +76,7 @@ export class ChainScanner {
 
   private async cursor(confirmedHead: bigint): Promise<bigint> {
     const { db, network, chain } = this.options;
-    const start = chain.startBlock !== undefined ? BigInt(chain.startBlock) : confirmedHead + 1n;
+    const start = chain.startBlock !== undefined ? BigInt(chain.startBlock) : confirmedHead;
     await db.query('INSERT INTO chain_cursors (network, next_block) VALUES ($1, $2) ON CONFLICT (network) DO NOTHING', [network, start < 0n ? 0n : start]);
     const [row] = await db.query<{ next_block: bigint }>('SELECT next_block FROM chain_cursors WHERE network = $1', [network]);
     return row!.next_block;

@@ -36,7 +36,7 @@ export function buildApp(deps: AppDeps): App {
   const fastify = Fastify({
     bodyLimit: BODY_LIMIT,
     // Long path ids reach validation (a 422 problem) instead of the router's bare 414.
-    maxParamLength: 2048,
+    routerOptions: { maxParamLength: 2048 },
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     logger:
