@@ -16,6 +16,8 @@ import { openPglite, openPostgres, type Database } from '../src/server/db/databa
 import { migrate } from '../src/server/db/migrate.js';
 import { addressQr, Orders, READ_ORDER_SQL } from '../src/server/orders.js';
 import { startProcess } from '../test/support/processes.js';
+import { startPartnerApi } from '../test/support/partner-api.js';
+import { freshDatabase } from '../test/support/platform.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -60,18 +62,8 @@ async function primaryKeyLoop(db: Database, uuids: string[], merchantId: string)
 }
 
 async function serve(env: Record<string, string>) {
-  const server = await startProcess('node', ['bin/partner-api.js', 'serve', '--port', '0'], /callback secret:\s+\S+/, {
-    LOG_LEVEL: 'silent',
-    RATE_LIMIT: '1000000/1',
-    ...env,
-  });
-  const out = server.output();
-  return {
-    server,
-    baseUrl: /listening on (http:\/\/\S+)/.exec(out)![1]!,
-    apiKey: /API key:\s+(\S+)/.exec(out)![1]!,
-    apiSecret: /API secret:\s+(\S+)/.exec(out)![1]!,
-  };
+  const platform = await startPartnerApi({ LOG_LEVEL: 'silent', RATE_LIMIT: '1000000/1', ...env });
+  return { server: platform.process, baseUrl: platform.baseUrl, ...platform.sandbox! };
 }
 
 async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string | undefined) {
@@ -166,20 +158,26 @@ try {
   const bare = await bareFastify({ ...pglite.order, receivedAmount: 0 });
   rows.push(`| bare Fastify JSON GET (limit) | ${fmt(bare)} |`);
   const results: [string, Awaited<ReturnType<typeof benchDatabase>>][] = [['PGlite', pglite]];
-  if (postgres) results.push(['PostgreSQL', await benchDatabase('PostgreSQL', postgres.url)]);
+  if (postgres) {
+    // Throwaway databases on the server: a shared database (TEST_DATABASE_URL) is never touched.
+    const fresh = await freshDatabase('postgres', postgres.url);
+    await fresh.db.close();
+    try {
+      results.push(['PostgreSQL', await benchDatabase('PostgreSQL', fresh.url)]);
+    } finally {
+      await fresh.drop();
+    }
+  }
   for (const [kind, r] of results) {
     rows.push(`| ${kind}: raw primary-key read loop (limit) | ${fmt(r.raw)} |`, `| ${kind}: signed GET order | ${fmt(r.get)} |`, `| ${kind}: signed POST order | ${fmt(r.post)} |`);
     const lower = Math.min(bare.rps, r.raw.rps);
     ratios.push(`| ${kind} | ${(r.get.rps / lower).toFixed(2)} (${Math.round(r.get.rps)} / ${Math.round(lower)}) | ${(r.post.rps / lower).toFixed(2)} |`);
   }
-  for (const [kind, open] of [['PGlite', () => openPglite(undefined)], ...(postgres ? [['PostgreSQL', async () => {
-    const url = new URL(postgres.url);
-    return openPostgres(url.toString());
-  }] as const] : [])] as [string, () => Promise<Database>][]) {
-    const db = await open();
-    if (kind === 'PostgreSQL') await db.exec('DROP SCHEMA public CASCADE; CREATE SCHEMA public;');
-    const b = await postBreakdown(db);
-    await db.close();
+  for (const kind of ['PGlite', ...(postgres ? ['PostgreSQL'] : [])]) {
+    const fresh = kind === 'PGlite' ? { db: await openPglite(undefined), drop: async () => {} } : await freshDatabase('postgres', postgres!.url);
+    const b = await postBreakdown(fresh.db);
+    await fresh.db.close();
+    await fresh.drop();
     breakdowns.push(`| ${kind} | ${b.totalUs.toFixed(0)} | ${b.deriveUs.toFixed(0)} | ${b.qrUs.toFixed(0)} | ${b.dbUs.toFixed(0)} |`);
   }
   console.log(`\n${CONNECTIONS} connections, ${SECONDS} s each, ${new Date().toISOString().slice(0, 10)}\n`);

@@ -56,6 +56,7 @@ function banner(config: Config, url: string, credentials: { apiKey: string; apiS
       'Deposit addresses come from the public "abandon … about" test wallet: UNSAFE for real funds.',
     );
   }
+  lines.push('Ready. SIGTERM or Ctrl+C stops it gracefully.');
   process.stdout.write(lines.join('\n') + '\n');
 }
 

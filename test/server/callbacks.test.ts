@@ -198,6 +198,31 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(12);
   });
 
+  it('keeps delivering to others while one receiver hangs (the running dispatcher refills free slots)', async () => {
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    const hanging = await startReceiver({ slowMs: 4000 });
+    const running = new CallbackDispatcher({
+      db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, timeoutSeconds: 10, dispatchIntervalMs: 50 }, mode: 'sandbox', now: () => clock, concurrency: 2,
+    });
+    try {
+      const { data: stuck } = await t.client().POST('/partner/v1/platforms/orders', {
+        body: { externalId: 'hang-1', blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: `${hanging.url}/slow` },
+      });
+      await deposit(stuck!.uuid, 5);
+      const fast = [];
+      for (let i = 0; i < 8; i++) fast.push(await createOrder(`flow-${i}`, '/ok/flow'));
+      running.start();
+      await hanging.waitFor(1, () => true, 5000); // the hanging delivery holds one of the two slots
+      for (const order of fast) await deposit(order.uuid, 5);
+      const started = Date.now();
+      await receiver.waitFor(8, (d) => d.path.startsWith('/ok/flow'), 3000);
+      expect(Date.now() - started).toBeLessThan(3000); // well before the hanging receiver answers
+    } finally {
+      await running.stop();
+      await hanging.close();
+    }
+  });
+
   it('refuses private and loopback receivers in live mode, after resolving the name', async () => {
     const order = await createOrder('live-private');
     const live = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, allowPrivate: false }, mode: 'live', now: () => clock });

@@ -12,7 +12,6 @@ import { promisify } from 'node:util';
 import { HDKey } from '@scure/bip32';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createPartnerClient,
   verifyCallback,
   type CreatedDepositOrder,
   type DepositOrder,
@@ -22,11 +21,11 @@ import {
 } from '../../src/client/index.js';
 import { createAddressDeriver, tronAddressToId, type Network } from '../../src/server/addresses.js';
 import { startChain, type Chain, type Hex, type Receipt, type Token } from '../support/chain.js';
-import { startProcess, type Started } from '../support/processes.js';
+import { PARTNER_API_BIN as BIN, startPartnerApi, type RunningPartnerApi } from '../support/partner-api.js';
+import type { Started } from '../support/processes.js';
 import { startReceiver, type Delivery, type Receiver } from '../support/receiver.js';
 
 const run = promisify(execFile);
-const BIN = 'bin/partner-api.js';
 
 const CONFIRMATIONS = 3;
 const LIFETIME_SECONDS = 10;
@@ -56,6 +55,7 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
   let chain: Chain;
   let token: Token;
   let receiver: Receiver;
+  let platform: RunningPartnerApi;
   let server: Started | undefined;
   let dataDir: string;
   let merchant: Merchant;
@@ -110,11 +110,11 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     merchant = JSON.parse(created.stdout) as Merchant;
     expect(merchant.apiKey).toMatch(/^pk_live_/);
 
-    server = await startProcess('node', [BIN, 'serve', '--port', '0'], /contract:\s+http:\/\/\S+\/openapi\.json/, env);
-    const baseUrl = /listening on (http:\/\/\S+)/.exec(server.output())![1]!;
+    platform = await startPartnerApi(env);
+    server = platform.process;
     expect(server.output()).toContain('(live mode)');
-    expect(server.output()).not.toMatch(/API secret|callback secret/); // no sandbox credentials in live mode
-    client = createPartnerClient({ baseUrl, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret });
+    expect(platform.sandbox).toBeUndefined(); // no sandbox credentials in live mode
+    client = platform.client(merchant);
   });
 
   afterAll(async () => {

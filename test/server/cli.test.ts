@@ -8,10 +8,10 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient } from '../../src/client/index.js';
 import { signRequest } from '../../src/signing/index.js';
-import { startProcess, type Started } from '../support/processes.js';
+import { PARTNER_API_BIN as BIN, startPartnerApi } from '../support/partner-api.js';
+import type { Started } from '../support/processes.js';
 
 const run = promisify(execFile);
-const BIN = 'bin/partner-api.js';
 const dataDirs: string[] = [];
 
 function freshDataDir() {
@@ -104,14 +104,10 @@ describe('partner-api serve', () => {
 
   beforeAll(async () => {
     dataDir = freshDataDir();
-    server = await startProcess('node', [BIN, 'serve', '--port', '0'], /callback secret:\s+\S+/, { DATA_DIR: dataDir, LOG_LEVEL: 'info' });
-    const out = server.output();
-    baseUrl = /listening on (http:\/\/\S+)/.exec(out)![1]!;
-    credentials = {
-      apiKey: /API key:\s+(\S+)/.exec(out)![1]!,
-      apiSecret: /API secret:\s+(\S+)/.exec(out)![1]!,
-      callbackSecret: /callback secret:\s+(\S+)/.exec(out)![1]!,
-    };
+    const platform = await startPartnerApi({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+    server = platform.process;
+    baseUrl = platform.baseUrl;
+    credentials = platform.sandbox!;
   });
   afterAll(() => server?.stop());
 

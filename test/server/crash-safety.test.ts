@@ -5,18 +5,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createPartnerClient, type CreatedDepositOrder } from '../../src/client/index.js';
+import type { CreatedDepositOrder } from '../../src/client/index.js';
 import { openPglite, openPostgres } from '../../src/server/db/database.js';
 import { startChain } from '../support/chain.js';
-import { startProcess } from '../support/processes.js';
+import { startPartnerApi } from '../support/partner-api.js';
 import { startReceiver } from '../support/receiver.js';
 import { DATABASES, freshDatabase } from '../support/platform.js';
 
 async function serve(env: Record<string, string>) {
-  const server = await startProcess('node', ['bin/partner-api.js', 'serve', '--port', '0'], /callback secret:\s+\S+/, env);
-  const out = server.output();
-  const baseUrl = /listening on (http:\/\/\S+)/.exec(out)![1]!;
-  return { server, client: createPartnerClient({ baseUrl, apiKey: /API key:\s+(\S+)/.exec(out)![1]!, apiSecret: /API secret:\s+(\S+)/.exec(out)![1]! }) };
+  const platform = await startPartnerApi(env);
+  return { server: platform.process, client: platform.client() };
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {

@@ -4,19 +4,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createPartnerClient, type CreatedDepositOrder } from '../../src/client/index.js';
+import type { CreatedDepositOrder } from '../../src/client/index.js';
 import { openPglite, openPostgres } from '../../src/server/db/database.js';
-import { startProcess } from '../support/processes.js';
+import { startPartnerApi } from '../support/partner-api.js';
 import { DATABASES, freshDatabase } from '../support/platform.js';
 
-const BIN = 'bin/partner-api.js';
-
 async function serve(env: Record<string, string>) {
-  const server = await startProcess('node', [BIN, 'serve', '--port', '0'], /callback secret:\s+\S+/, { LOG_LEVEL: 'silent', RATE_LIMIT: '100000/60', ...env });
-  const out = server.output();
-  const baseUrl = /listening on (http:\/\/\S+)/.exec(out)![1]!;
-  const client = createPartnerClient({ baseUrl, apiKey: /API key:\s+(\S+)/.exec(out)![1]!, apiSecret: /API secret:\s+(\S+)/.exec(out)![1]! });
-  return { server, client };
+  const platform = await startPartnerApi({ LOG_LEVEL: 'silent', RATE_LIMIT: '100000/60', ...env });
+  return { server: platform.process, client: platform.client() };
 }
 
 describe.each(DATABASES)('durability on %s', (kind) => {

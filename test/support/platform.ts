@@ -25,25 +25,25 @@ if (!TEST_DATABASE_URL) {
   console.warn('TEST_DATABASE_URL is not set: the PostgreSQL runs of the storage and API tests are skipped (.ci/run sets it).');
 }
 
-/** A database of its own for one test platform; dropped by the returned cleanup. */
-export async function freshDatabase(kind: DatabaseKind): Promise<{ db: Database; url?: string; drop: () => Promise<void> }> {
+/** A database of its own for one test platform (on `serverUrl`'s server); dropped by the returned cleanup. */
+export async function freshDatabase(kind: DatabaseKind, serverUrl = TEST_DATABASE_URL): Promise<{ db: Database; url?: string; drop: () => Promise<void> }> {
   if (kind === 'pglite') {
     const db = await openPglite(undefined);
     return { db, drop: async () => {} };
   }
   const name = `partner_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
-  const url = new URL(TEST_DATABASE_URL!);
+  const url = new URL(serverUrl!);
   url.pathname = `/${name}`;
   const db = await openPostgres(url.toString());
   return {
     db,
     url: url.toString(),
     drop: async () => {
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      const client = new pg.Client({ connectionString: serverUrl });
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();

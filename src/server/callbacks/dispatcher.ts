@@ -46,8 +46,7 @@ export function nextAttemptDelayMs(attempts: number, schedule: readonly number[]
 }
 
 export class CallbackDispatcher {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private running: { stop(): void; inFlight: Set<Promise<void>> } | undefined;
   private stopped = true;
   private readonly concurrency: number;
 
@@ -154,24 +153,47 @@ export class CallbackDispatcher {
     return rows.length;
   }
 
+  /**
+   * Runs continuously with up to `concurrency` deliveries in flight: a slot freed by one delivery is
+   * refilled at once, so a receiver that hangs until the timeout holds one slot, not everyone's callbacks.
+   */
   start(): void {
     this.stopped = false;
-    const tick = async () => {
-      let attempted = 0;
+    const inFlight = new Set<Promise<void>>();
+    let idle: NodeJS.Timeout | undefined;
+    const fill = async (): Promise<void> => {
+      if (this.stopped) return;
+      let rows: OutboxRow[] = [];
       try {
-        this.running = this.runOnce();
-        attempted = (await this.running) as number;
+        const free = this.concurrency - inFlight.size;
+        if (free > 0) rows = await this.claim(free);
       } catch (error) {
-        this.options.log?.warn({ err: error }, 'callback dispatch round failed');
+        this.options.log?.warn({ err: error }, 'claiming callbacks failed');
       }
-      if (!this.stopped) this.timer = setTimeout(tick, attempted > 0 ? 0 : this.options.config.dispatchIntervalMs);
+      for (const row of rows) {
+        const delivery: Promise<void> = this.deliver(row)
+          .then((result) => this.record(row, result))
+          .catch((error: unknown) => this.options.log?.warn({ err: error, webhookId: row.webhook_id }, 'recording a callback attempt failed'))
+          .finally(() => {
+            inFlight.delete(delivery);
+            void fill();
+          });
+        inFlight.add(delivery);
+      }
+      // A slot is still free: look for newly due rows after the interval (a finishing delivery also looks).
+      if (inFlight.size < this.concurrency && !this.stopped) {
+        clearTimeout(idle);
+        idle = setTimeout(() => void fill(), this.options.config.dispatchIntervalMs);
+      }
     };
-    this.timer = setTimeout(tick, 0);
+    this.running = { stop: () => clearTimeout(idle), inFlight };
+    void fill();
   }
 
+  /** Stops claiming; the deliveries under way finish and are recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running?.catch(() => {});
+    this.running?.stop();
+    await Promise.all(this.running?.inFlight ?? []);
   }
 }

@@ -57,6 +57,8 @@ export interface ScannerOptions {
 
 export class ChainScanner {
   private readonly rpc: JsonRpcClient;
+  /** Address → topic: decoding base58 for every watched address on every poll is the scan's main cost on Tron. */
+  private readonly topics = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = true;
@@ -86,10 +88,20 @@ export class ChainScanner {
     const { network, chain } = this.options;
     const out: RpcLog[] = [];
     for (let i = 0; i < addresses.length; i += chain.maxAddressesPerQuery) {
-      const topics = addresses.slice(i, i + chain.maxAddressesPerQuery).map((a) => addressTopic(network, a));
+      const topics = addresses.slice(i, i + chain.maxAddressesPerQuery).map((a) => this.topic(a));
       out.push(...(await this.rpc.getLogs({ fromBlock, toBlock, address: chain.tokenContract, topics: [TRANSFER_TOPIC, null, topics] })));
     }
     return out;
+  }
+
+  private topic(address: string): string {
+    let topic = this.topics.get(address);
+    if (topic === undefined) {
+      if (this.topics.size >= 1_000_000) this.topics.clear();
+      topic = addressTopic(this.options.network, address);
+      this.topics.set(address, topic);
+    }
+    return topic;
   }
 
   /** Scans the next range of confirmed blocks; undefined when there is none yet. */
