@@ -135,31 +135,23 @@ export interface Chain {
 const requireHere = createRequire(import.meta.url);
 
 /**
- * The anvil executable: $ANVIL_BIN if set; else the binary of the platform package npm installs as an
- * optional dependency of @foundry-rs/anvil (e.g. @foundry-rs/anvil-linux-amd64/bin/anvil); else the
- * copy the package's postinstall script would download next to its own package.json.
+ * The anvil executable: $ANVIL_BIN if set, else the binary of @foundry-rs/anvil-linux-amd64, an
+ * optional dependency of this project. Only that platform's package is published on the registry
+ * these machines reach, so the wrapper package @foundry-rs/anvil (which lists all platforms) would
+ * leave `npm ci` with a lockfile it cannot satisfy; elsewhere, set ANVIL_BIN.
  */
 export function anvilBinary(): string {
   const fromEnv = process.env.ANVIL_BIN;
   if (fromEnv) return fromEnv;
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
-  const exe = process.platform === 'win32' ? 'anvil.exe' : 'anvil';
-  const tried: string[] = [];
+  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
   try {
-    const path = requireHere.resolve(`@foundry-rs/anvil-${process.platform}-${arch}/bin/${exe}`);
+    const path = requireHere.resolve(`${pkg}/bin/anvil`);
     if (existsSync(path)) return path;
-    tried.push(path);
   } catch {
-    tried.push(`@foundry-rs/anvil-${process.platform}-${arch} (not installed)`);
+    // reported below
   }
-  try {
-    const path = join(dirname(requireHere.resolve('@foundry-rs/anvil/package.json')), exe);
-    if (existsSync(path)) return path;
-    tried.push(path);
-  } catch {
-    tried.push('@foundry-rs/anvil (not installed)');
-  }
-  throw new Error(`anvil binary not found; run npm install (devDependency @foundry-rs/anvil) or set ANVIL_BIN. Tried: ${tried.join(', ')}`);
+  throw new Error(`anvil binary not found: ${pkg} is not installed (the project ships @foundry-rs/anvil-linux-amd64 as an optional dependency); set ANVIL_BIN to an anvil 1.7 binary`);
 }
 
 const running = new Set<Started>();
