@@ -27,22 +27,47 @@ export interface Credit {
   receivedAmount: bigint;
 }
 
+/** A transfer to a watched order that is not credited, and why (the operator must look at it). */
+export interface Refusal {
+  transfer: Transfer;
+  reason: string;
+}
+
+export interface CreditTimes {
+  /** Wall-clock time: when the callbacks are due. */
+  now: Date;
+  /** The time the transfers happened (their block's), against which the watch window is judged. */
+  at: Date;
+  watchWindowSeconds: number;
+}
+
+/** The largest amount or total that a JSON number carries exactly. */
+const MAX_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
+
 type OwnedOrderRow = OrderRow & { merchant_id: string };
 
 /**
- * Credits the transfers to the orders whose addresses they paid (orders inside their watch window);
- * a transfer credited before, or paying no watched order, is skipped. Run inside the caller's
- * transaction so that the credits commit together with whatever else it writes (the scan cursor).
+ * Credits the transfers to the orders whose addresses they paid (orders inside their watch window at
+ * the transfers' time); a transfer credited before, or paying no watched order, is skipped. Run inside
+ * the caller's transaction so that the credits commit together with whatever else it writes (the scan
+ * cursor). A transfer that would take an order's total past what a JSON number carries exactly is
+ * refused, not thrown: one such transfer must not stop a network's scanner.
  */
-export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], now: Date, watchWindowSeconds: number): Promise<Credit[]> {
+export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], times: CreditTimes): Promise<{ credits: Credit[]; refusals: Refusal[] }> {
   const credits: Credit[] = [];
+  const refusals: Refusal[] = [];
+  const { now } = times;
   for (const transfer of transfers) {
     if (transfer.amount <= 0n) continue;
-    const [order] = await tx.query<{ uuid: string }>(
-      'SELECT uuid FROM deposit_orders WHERE blockchain = $1 AND address = $2 AND expired_at > $3',
-      [transfer.network, transfer.to, watchedSince(now, watchWindowSeconds)],
+    const [order] = await tx.query<{ uuid: string; received_amount: bigint }>(
+      'SELECT uuid, received_amount FROM deposit_orders WHERE blockchain = $1 AND address = $2 AND expired_at > $3',
+      [transfer.network, transfer.to, watchedSince(times.at, times.watchWindowSeconds)],
     );
     if (!order) continue;
+    if (order.received_amount + transfer.amount > MAX_AMOUNT) {
+      refusals.push({ transfer, reason: `the order's total would pass ${MAX_AMOUNT} smallest units` });
+      continue;
+    }
     const [inserted] = await tx.query(
       `INSERT INTO deposits (network, tx_hash, log_index, block_number, order_uuid, amount, source)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -71,7 +96,7 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], n
     );
     credits.push({ orderUuid: row!.uuid, amount: transfer.amount, status: row!.status, receivedAmount: row!.received_amount });
   }
-  return credits;
+  return { credits, refusals };
 }
 
 /** Moves orders past expiredAt without enough deposits to EXPIRED, each with its callback. */

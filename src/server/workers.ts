@@ -14,7 +14,7 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
-type Log = { warn(obj: object, msg: string): void };
+type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
 function repeat(work: () => Promise<unknown>, intervalMs: number, log: Log | undefined, what: string) {
   let timer: NodeJS.Timeout | undefined;

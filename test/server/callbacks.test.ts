@@ -116,6 +116,11 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
       expect(response.status).toBe(422);
     }
     expect(await t.count("deposits")).toBe(5);
+    // A total past 2^53 − 1 could not be written exactly: a 422, not a 500, and nothing changes.
+    expect((await deposit(order.uuid, Number.MAX_SAFE_INTEGER - 10)).status).toBe(201);
+    const over = await deposit(order.uuid, 11);
+    expect(over.status).toBe(422);
+    expect((await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } })).data!.receivedAmount).toBe(Number.MAX_SAFE_INTEGER - 10);
   });
 
   async function attempts(webhookPath: string) {

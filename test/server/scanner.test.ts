@@ -40,6 +40,7 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
     chain.calls = [];
     chain.head = 100n;
     chain.finalized = undefined;
+    chain.blockTime = () => Math.floor(Date.now() / 1000);
     await t.db.query('DELETE FROM chain_cursors');
   });
 
@@ -122,6 +123,33 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
     expect(topics).not.toContain(addressTopic('Tron', old.address));
     expect((await read(fresh.uuid)).receivedAmount).toBe(5);
     expect((await read(old.uuid)).receivedAmount).toBe(0);
+  });
+
+  it('judges the watch window at the block\'s time: catching up after an outage still honours a late payment', async () => {
+    const late = await order('catch-up-1', 'Ethereum');
+    // The order expired 8 days ago: outside the 7-day window now, inside it two days ago.
+    await t.db.query("UPDATE deposit_orders SET expired_at = now() - interval '8 days' WHERE uuid = $1", [late.uuid]);
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    chain.blockTime = (block) => (block <= 95n ? nowSeconds - 2 * 86_400 : nowSeconds);
+    chain.logs = [transferLog('Ethereum', late.address, 20_000_000n, 93), transferLog('Ethereum', late.address, 1n, 97)];
+    const s = scanner('Ethereum', { maxBlockRange: 5 });
+    await s.scanOnce(); // blocks 90–94, made two days ago: inside the window then
+    expect(await read(late.uuid)).toMatchObject({ receivedAmount: 20_000_000, status: 'DONE' });
+    await s.scanOnce(); // blocks 95–98: the range is judged at its first block, still two days old
+    expect((await read(late.uuid)).receivedAmount).toBe(20_000_001);
+    chain.logs.push(transferLog('Ethereum', late.address, 5n, 100));
+    chain.head = 103n;
+    await s.scanOnce(); // blocks 99–101, made now: the window has closed
+    expect((await read(late.uuid)).receivedAmount).toBe(20_000_001);
+  });
+
+  it('refuses, without stopping, a transfer that would take a total past 2^53 − 1', async () => {
+    const o = await order('huge-1', 'Ethereum');
+    chain.logs = [transferLog('Ethereum', o.address, 2n ** 60n, 91), transferLog('Ethereum', o.address, 7n, 92)];
+    const s = scanner('Ethereum');
+    expect(await s.scanOnce()).toMatchObject({ toBlock: 98n });
+    expect((await read(o.uuid)).receivedAmount).toBe(7);
+    expect(await s.scanOnce()).toBeUndefined(); // the cursor moved on
   });
 
   it('speaks Tron: 20-byte hex addresses without 41, transaction ids without 0x', async () => {

@@ -9,6 +9,8 @@ export interface FakeChain {
   head: bigint;
   finalized: bigint | undefined;
   logs: RpcLog[];
+  /** A block's timestamp in UNIX seconds (now, unless a test says otherwise). */
+  blockTime: (block: bigint) => number;
   calls: { method: string; params: unknown[] }[];
   close(): Promise<void>;
 }
@@ -24,12 +26,22 @@ const matches = (wanted: string | string[] | null | undefined, actual: string | 
   wanted === null || wanted === undefined || (Array.isArray(wanted) ? wanted.includes(actual ?? '') : wanted === actual);
 
 export async function startFakeChain(): Promise<FakeChain> {
-  const chain = { head: 0n, finalized: undefined as bigint | undefined, logs: [] as RpcLog[], calls: [] as FakeChain['calls'] };
+  const chain = {
+    head: 0n,
+    finalized: undefined as bigint | undefined,
+    logs: [] as RpcLog[],
+    calls: [] as FakeChain['calls'],
+    blockTime: (_block: bigint) => Math.floor(Date.now() / 1000),
+  };
   const answer = (method: string, params: unknown[]): unknown => {
     if (method === 'eth_blockNumber') return `0x${chain.head.toString(16)}`;
     if (method === 'eth_getBlockByNumber' && params[0] === 'finalized') {
       if (chain.finalized === undefined) throw Object.assign(new Error('unknown block tag'), { code: -32602 });
       return { number: `0x${chain.finalized.toString(16)}` };
+    }
+    if (method === 'eth_getBlockByNumber') {
+      const number = BigInt(params[0] as string);
+      return number > chain.head ? null : { number: params[0], timestamp: `0x${chain.blockTime(number).toString(16)}` };
     }
     if (method === 'eth_getLogs') {
       const filter = params[0] as Filter;

@@ -67,6 +67,13 @@ export class JsonRpcClient {
     }
   }
 
+  /** A block's timestamp (UNIX seconds). */
+  async blockTimestamp(block: bigint): Promise<number> {
+    const found = await this.call<{ timestamp: string } | null>('eth_getBlockByNumber', [hex(block), false]);
+    if (!found) throw new RpcError(`eth_getBlockByNumber: no block ${block}`);
+    return Number(BigInt(found.timestamp));
+  }
+
   getLogs(filter: LogFilter): Promise<RpcLog[]> {
     return this.call<RpcLog[]>('eth_getLogs', [
       { fromBlock: hex(filter.fromBlock), toBlock: hex(filter.toBlock), address: filter.address, topics: filter.topics },

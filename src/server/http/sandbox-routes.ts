@@ -40,14 +40,17 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
       const merchantId = request.merchant!.id;
       const [order] = await deps.db.query<OrderRow>(READ_ORDER_SQL, [request.params.uuid, merchantId]);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
+      if (order.received_amount + BigInt(request.body.amount) > BigInt(Number.MAX_SAFE_INTEGER)) {
+        throw invalid('/amount', `would take the order's receivedAmount past ${Number.MAX_SAFE_INTEGER}`);
+      }
       const hash = randomBytes(32).toString('hex');
       // The same crediting path as a transfer read from the chain, with a made-up transaction.
-      const credits = await deps.db.transaction((tx) =>
+      const now = new Date(deps.now());
+      const { credits } = await deps.db.transaction((tx) =>
         creditTransfers(
           tx,
           [{ network: order.blockchain, txHash: order.blockchain === 'Tron' ? hash : `0x${hash}`, logIndex: 0, blockNumber: 0n, to: order.address, amount: BigInt(request.body.amount), source: 'sandbox' }],
-          new Date(deps.now()),
-          deps.watchWindowSeconds,
+          { now, at: now, watchWindowSeconds: deps.watchWindowSeconds },
         ),
       );
       if (credits.length === 0) throw new ProblemError(409, 'order_not_watched', 'The order is past its watch window; deposits to it are no longer credited.');
