@@ -5,6 +5,7 @@ import { ChainScanner } from './chain/scanner.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { expireOrders } from './deposits.js';
+import { runRepeatedly } from './loop.js';
 import type { SecretKeeper } from './secrets.js';
 import type { Clock } from './time.js';
 
@@ -14,24 +15,9 @@ export interface Workers {
   stop(): Promise<void>;
 }
 
-type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+const EXPIRY_BATCH = 500;
 
-function repeat(work: () => Promise<unknown>, intervalMs: number, log: Log | undefined, what: string) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = false;
-  const tick = async () => {
-    running = work().catch((error: unknown) => log?.warn({ err: error }, `${what} failed`));
-    await running;
-    if (!stopped) timer = setTimeout(tick, intervalMs);
-  };
-  timer = setTimeout(tick, 0);
-  return async () => {
-    stopped = true;
-    clearTimeout(timer);
-    await running;
-  };
-}
+type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
 export function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Log }): Workers {
   const { config, db, now, log } = deps;
@@ -43,12 +29,16 @@ export function startWorkers(deps: { config: Config; db: Database; secrets: Secr
   const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });
   scanners.forEach((s) => s.start());
   dispatcher.start();
-  const stopExpiry = repeat(() => expireOrders(db, new Date(now())), config.expiryIntervalSeconds * 1000, log, 'order expiry');
+  const expiry = runRepeatedly(
+    async () => (await expireOrders(db, new Date(now()), EXPIRY_BATCH)) === EXPIRY_BATCH, // a full batch: more are due
+    config.expiryIntervalSeconds * 1000,
+    (error) => log?.warn({ err: error }, 'order expiry failed'),
+  );
   return {
     scanners,
     dispatcher,
     async stop() {
-      await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), stopExpiry()]);
+      await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop()]);
     },
   };
 }

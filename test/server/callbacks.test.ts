@@ -228,6 +228,28 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     }
   });
 
+  it('never has more deliveries in flight than its concurrency', async () => {
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    const slow = await startReceiver({ slowMs: 150 });
+    const running = new CallbackDispatcher({
+      db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, dispatchIntervalMs: 20 }, mode: 'sandbox', now: () => clock, concurrency: 3,
+    });
+    try {
+      for (let i = 0; i < 12; i++) {
+        const { data } = await t.client().POST('/partner/v1/platforms/orders', {
+          body: { externalId: `bound-${i}`, blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: `${slow.url}/slow/${i}` },
+        });
+        await deposit(data!.uuid, 5);
+      }
+      running.start();
+      await slow.waitFor(12, () => true, 10_000);
+      expect(slow.maxOpen()).toBe(3);
+    } finally {
+      await running.stop();
+      await slow.close();
+    }
+  });
+
   it('refuses private and loopback receivers in live mode, after resolving the name', async () => {
     const order = await createOrder('live-private');
     const live = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, allowPrivate: false }, mode: 'live', now: () => clock });

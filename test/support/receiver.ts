@@ -14,6 +14,8 @@ export interface Delivery {
 export interface Receiver {
   url: string;
   deliveries: Delivery[];
+  /** The most requests that were open at once. */
+  maxOpen(): number;
   /** Resolves once `count` deliveries matching `filter` have arrived. */
   waitFor(count: number, filter?: (d: Delivery) => boolean, timeoutMs?: number): Promise<Delivery[]>;
   close(): Promise<void>;
@@ -21,7 +23,11 @@ export interface Receiver {
 
 export async function startReceiver(options: { slowMs?: number } = {}): Promise<Receiver> {
   const deliveries: Delivery[] = [];
+  let open = 0;
+  let maxOpen = 0;
   const server = createServer((request, response) => {
+    maxOpen = Math.max(maxOpen, ++open);
+    response.on('close', () => open--);
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -39,6 +45,7 @@ export async function startReceiver(options: { slowMs?: number } = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}`,
     deliveries,
+    maxOpen: () => maxOpen,
     async waitFor(count, filter = () => true, timeoutMs = 20_000) {
       const end = Date.now() + timeoutMs;
       while (Date.now() < end) {

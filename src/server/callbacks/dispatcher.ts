@@ -46,7 +46,7 @@ export function nextAttemptDelayMs(attempts: number, schedule: readonly number[]
 }
 
 export class CallbackDispatcher {
-  private running: { stop(): void; inFlight: Set<Promise<void>> } | undefined;
+  private running: { stop(): void; settled(): Promise<void> } | undefined;
   private stopped = true;
   private readonly concurrency: number;
 
@@ -160,16 +160,24 @@ export class CallbackDispatcher {
   start(): void {
     this.stopped = false;
     const inFlight = new Set<Promise<void>>();
+    let reserved = 0; // slots promised to claims still under way
     let idle: NodeJS.Timeout | undefined;
+    let claiming: Promise<unknown> | undefined;
     const fill = async (): Promise<void> => {
-      if (this.stopped) return;
+      const free = this.concurrency - inFlight.size - reserved;
+      if (this.stopped || free <= 0) return;
+      reserved += free;
       let rows: OutboxRow[] = [];
       try {
-        const free = this.concurrency - inFlight.size;
-        if (free > 0) rows = await this.claim(free);
+        claiming = this.claim(free);
+        rows = (await claiming) as OutboxRow[];
       } catch (error) {
         this.options.log?.warn({ err: error }, 'claiming callbacks failed');
+      } finally {
+        reserved -= free;
       }
+      // Rows claimed while stopping are left to their lease: another run delivers them.
+      if (this.stopped) return;
       for (const row of rows) {
         const delivery: Promise<void> = this.deliver(row)
           .then((result) => this.record(row, result))
@@ -181,12 +189,18 @@ export class CallbackDispatcher {
         inFlight.add(delivery);
       }
       // A slot is still free: look for newly due rows after the interval (a finishing delivery also looks).
-      if (inFlight.size < this.concurrency && !this.stopped) {
+      if (inFlight.size + reserved < this.concurrency) {
         clearTimeout(idle);
         idle = setTimeout(() => void fill(), this.options.config.dispatchIntervalMs);
       }
     };
-    this.running = { stop: () => clearTimeout(idle), inFlight };
+    this.running = {
+      stop: () => clearTimeout(idle),
+      settled: async () => {
+        await claiming?.catch(() => {});
+        await Promise.all(inFlight);
+      },
+    };
     void fill();
   }
 
@@ -194,6 +208,6 @@ export class CallbackDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     this.running?.stop();
-    await Promise.all(this.running?.inFlight ?? []);
+    await this.running?.settled();
   }
 }

@@ -6,6 +6,7 @@ import type { ChainConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import { creditTransfers, watchedAddresses, type Credit, type Transfer } from '../deposits.js';
 import type { Clock } from '../time.js';
+import { runRepeatedly } from '../loop.js';
 import { JsonRpcClient, type RpcLog } from './rpc.js';
 
 /** keccak256("Transfer(address,address,uint256)") */
@@ -38,6 +39,12 @@ export function logToTransfer(network: Network, log: RpcLog): Transfer | undefin
   };
 }
 
+class ScanStoppedError extends Error {
+  constructor() {
+    super('the scanner was stopped');
+  }
+}
+
 export interface ScanResult {
   fromBlock: bigint;
   toBlock: bigint;
@@ -59,9 +66,8 @@ export class ChainScanner {
   private readonly rpc: JsonRpcClient;
   /** Address → topic: decoding base58 for every watched address on every poll is the scan's main cost on Tron. */
   private readonly topics = new Map<string, string>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
-  private stopped = true;
+  private loop: { stop(): Promise<void> } | undefined;
+  private stopped = false;
 
   constructor(private readonly options: ScannerOptions) {
     this.rpc = new JsonRpcClient(options.chain.rpcUrl);
@@ -88,6 +94,7 @@ export class ChainScanner {
     const { network, chain } = this.options;
     const out: RpcLog[] = [];
     for (let i = 0; i < addresses.length; i += chain.maxAddressesPerQuery) {
+      if (this.stopped) throw new ScanStoppedError();
       const topics = addresses.slice(i, i + chain.maxAddressesPerQuery).map((a) => this.topic(a));
       out.push(...(await this.rpc.getLogs({ fromBlock, toBlock, address: chain.tokenContract, topics: [TRANSFER_TOPIC, null, topics] })));
     }
@@ -135,24 +142,16 @@ export class ChainScanner {
 
   start(): void {
     this.stopped = false;
-    const tick = async () => {
-      let busy = false;
-      try {
-        this.running = this.scanOnce();
-        const result = (await this.running) as ScanResult | undefined;
-        busy = result !== undefined;
-      } catch (error) {
-        this.options.log?.warn({ err: error, network: this.options.network }, 'chain scan failed; retrying');
-      }
-      // Catching up: go on at once; at the head: wait for the next block.
-      if (!this.stopped) this.timer = setTimeout(tick, busy ? 0 : this.options.chain.pollIntervalSeconds * 1000);
-    };
-    this.timer = setTimeout(tick, 0);
+    this.loop = runRepeatedly(
+      async () => (await this.scanOnce()) !== undefined, // catching up: scan again at once
+      this.options.chain.pollIntervalSeconds * 1000,
+      (error) => this.options.log?.warn({ err: error, network: this.options.network }, 'chain scan failed; retrying'),
+    );
   }
 
+  /** Stops after the query under way: a scan being stopped writes nothing. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running?.catch(() => {});
+    await this.loop?.stop();
   }
 }
