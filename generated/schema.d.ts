@@ -236,7 +236,8 @@ export interface components {
             serverTime?: number;
         };
         /**
-         * @description A merchant-side identifier, 1 to 128 characters, no control characters (Unicode is fine).
+         * @description A merchant-side identifier, 1 to 128 characters, no control characters and no unpaired UTF-16
+         *     surrogates (any other Unicode is fine).
          * @example ord-1001
          */
         MerchantReference: string;

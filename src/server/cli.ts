@@ -123,12 +123,15 @@ async function run(argv: string[]) {
   }
   if (command === 'withdrawals' && sub === 'create') {
     const amountUnits = parseDecimalUnits(required(flags, 'amount'));
-    if (amountUnits === undefined || amountUnits === 0n) throw new UsageError('--amount must be a positive decimal of whole USDT with at most 6 decimals, e.g. 12.5');
+    if (amountUnits === undefined || amountUnits === 0n || amountUnits > 1_000_000_000n * 1_000_000n) {
+      throw new UsageError('--amount must be a positive decimal of whole USDT up to 1000000000 with at most 6 decimals, e.g. 12.5');
+    }
     const blockchain = required(flags, 'blockchain');
     if (blockchain !== 'Tron' && blockchain !== 'Ethereum') throw new UsageError('--blockchain must be Tron or Ethereum');
     const destinationAddress = required(flags, 'destination-address');
     if (!isAddress(blockchain, destinationAddress)) throw new UsageError(`--destination-address is not a ${blockchain} address`);
     const externalId = required(flags, 'external-id');
+    if (externalId.length > 128 || /[\u0000-\u001F\u007F]/.test(externalId)) throw new UsageError('--external-id must be 1 to 128 characters without control characters');
     const apiKey = required(flags, 'api-key');
     const withdrawal = await withPlatform(config, async (p) => {
       const merchant = await p.merchants.byApiKey(apiKey);

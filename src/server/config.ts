@@ -252,8 +252,9 @@ function contractHex(network: Network, name: string, text: string): string {
   throw new ConfigError(`${name} must be a contract address (0x + 40 hex${network === 'Tron' ? ', or a T… address' : ''}), got "${text}"`);
 }
 
+/** An RPC URL may carry an API key or a password: errors never repeat it. */
 function rpcUrl(name: string, text: string): string {
-  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) throw new ConfigError(`${name} must be an http(s) URL, got "${text}"`);
+  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) throw new ConfigError(`${name} must be an http(s) URL`);
   return text;
 }
 

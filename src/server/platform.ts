@@ -66,6 +66,21 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   }
 }
 
+export class MasterKeyMismatchError extends Error {}
+
+/** The first open records the master key's check value; every later one must bring the same key. */
+async function checkMasterKey(db: Database, secrets: SecretKeeper): Promise<void> {
+  const check = secrets.keyCheck();
+  await db.query("INSERT INTO platform_settings (name, value) VALUES ('master_key_check', $1) ON CONFLICT (name) DO NOTHING", [check]);
+  const [row] = await db.query<{ value: string }>("SELECT value FROM platform_settings WHERE name = 'master_key_check'");
+  if (row!.value !== check) {
+    throw new MasterKeyMismatchError(
+      'this database was created with another master key: start with the SECRET_KEY it was created with ' +
+        '(a sandbox keeps its key in DATA_DIR/master.key), or merchants\' credentials would not match',
+    );
+  }
+}
+
 export interface OpenOptions {
   now?: Clock;
   logger?: boolean;
@@ -79,6 +94,7 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
   try {
     await migrate(db);
     const secrets = new SecretKeeper(config.secretKey ?? sandboxMasterKey(config.dataDir));
+    await checkMasterKey(db, secrets);
     const merchants = new Merchants(db, secrets, config.mode);
     const orders = new Orders(db, config, now);
     const withdrawals = new Withdrawals(db);

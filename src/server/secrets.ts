@@ -1,6 +1,7 @@
 // Merchant secrets are never stored: each is an HMAC of the server's master key over the merchant's
 // public identifiers and a version. The database alone reveals no secret, and the operator can
-// print a merchant's credentials again from the master key. Bumping secret_version rotates them.
+// print a merchant's credentials again from the master key. A new secret_version would rotate both
+// (no command does that yet).
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,6 +31,11 @@ export class SecretKeeper {
 
   callbackSecret(merchantId: string, version: number): string {
     return 'whsec_' + this.derive('callback-secret', merchantId, version).subarray(0, 24).toString('base64');
+  }
+
+  /** A value that identifies the master key without revealing it. */
+  keyCheck(): string {
+    return this.derive('key-check', '', 1).toString('hex');
   }
 
   credentials(merchant: { id: string; apiKey: string; secretVersion: number }): MerchantCredentials {

@@ -67,6 +67,8 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
     ['an over-long string', { ...valid, customerId: 'c'.repeat(129) }, '/customerId'],
     ['an empty string', { ...valid, externalId: '' }, '/externalId'],
     ['a control character', { ...valid, customerId: 'a\u0000b' }, '/customerId'],
+    ['an unpaired surrogate', { ...valid, externalId: 'x\ud800' }, '/externalId'],
+    ['an unknown field with a very long name', { ...valid, ['k'.repeat(600)]: 1 }, ''],
     ['a network outside the enum', { ...valid, blockchain: 'Bitcoin' }, '/blockchain'],
     ['a currency outside the enum', { ...valid, currency: 'USDC' }, '/currency'],
     ['a callback URL with credentials', { ...valid, callbackUrl: 'https://user:pw@merchant.example/cb' }, '/callbackUrl'],

@@ -6,6 +6,7 @@ import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreateDepositOrderRequest } from '../../src/client/index.js';
+import { openPglite } from '../../src/server/db/database.js';
 import { openPlatform } from '../../src/server/platform.js';
 import { hdVectors } from '../fixtures/vectors.js';
 import { DATABASES, startTestPlatform, testConfig, type TestPlatform } from '../support/platform.js';
@@ -92,6 +93,22 @@ describe('addresses across restarts (PGlite in a data directory)', () => {
       await expect(openPlatform(config, { logger: false })).rejects.toThrow(/is open in process/);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the master key', () => {
+  it('must be the one the database was created with', async () => {
+    const db = await openPglite(undefined);
+    try {
+      const first = await openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 1) }, { db, logger: false });
+      await first.merchants.create('m');
+      await first.close();
+      await expect(openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 2) }, { db, logger: false })).rejects.toThrow(/created with another master key/);
+      const again = await openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 1) }, { db, logger: false });
+      await again.close();
+    } finally {
+      await db.close();
     }
   });
 });

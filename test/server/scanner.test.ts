@@ -1,9 +1,10 @@
 // The chain scanner against a JSON-RPC node whose chain the test controls.
 import { readFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addressTopic, ChainScanner, logToTransfer, TRANSFER_TOPIC } from '../../src/server/chain/scanner.js';
 import { USDT_CONTRACTS, type ChainConfig } from '../../src/server/config.js';
-import type { RpcLog } from '../../src/server/chain/rpc.js';
+import { JsonRpcClient, type RpcLog } from '../../src/server/chain/rpc.js';
 import { startFakeChain, type FakeChain } from '../support/fake-rpc.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
 
@@ -173,6 +174,29 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
     chain.finalized = 97n;
     await s.scanOnce();
     expect((await read(o.uuid)).receivedAmount).toBe(3);
+  });
+});
+
+describe('the JSON-RPC client', () => {
+  it('sends a URL\'s user and password as Basic authorization, never in the URL', async () => {
+    const chain = await startFakeChain();
+    const seen: (string | undefined)[] = [];
+    const proxy = createServer((request, response) => {
+      seen.push(request.headers.authorization);
+      request.pipe(
+        httpRequest(chain.url, { method: 'POST', headers: { 'content-type': 'application/json' } }, (upstream) => upstream.pipe(response)),
+      );
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (proxy.address() as { port: number }).port;
+      chain.head = 42n;
+      expect(await new JsonRpcClient(`http://node%40user:p%3Ass@127.0.0.1:${port}/`).blockNumber()).toBe(42n);
+      expect(seen).toEqual([`Basic ${Buffer.from('node@user:p:ss').toString('base64')}`]);
+    } finally {
+      proxy.close();
+      await chain.close();
+    }
   });
 });
 

@@ -32,16 +32,28 @@ const hex = (n: bigint) => `0x${n.toString(16)}`;
 
 export class JsonRpcClient {
   private id = 0;
+  private readonly url: string;
+  private readonly headers: Record<string, string> = { 'Content-Type': 'application/json' };
 
+  /** User and password in the URL become a Basic Authorization header: fetch refuses them in URLs. */
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly timeoutMs = 30_000,
-  ) {}
+  ) {
+    const parsed = new URL(url);
+    if (parsed.username || parsed.password) {
+      const user = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+      this.headers.Authorization = `Basic ${Buffer.from(user).toString('base64')}`;
+      parsed.username = '';
+      parsed.password = '';
+    }
+    this.url = parsed.toString();
+  }
 
   async call<T>(method: string, params: unknown[]): Promise<T> {
     const response = await fetch(this.url, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
+      headers: this.headers,
       body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
       signal: AbortSignal.timeout(this.timeoutMs),
     });

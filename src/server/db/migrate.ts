@@ -1,5 +1,6 @@
-// Applies the SQL files of ./migrations in name order, each once, each in its own transaction. The
-// same files serve PGlite and PostgreSQL. An advisory lock keeps concurrent starts from racing.
+// Applies the SQL files of ./migrations in name order, each once, all pending ones in one transaction
+// (a failed start changes nothing). The same files serve PGlite and PostgreSQL. An advisory lock keeps
+// concurrent starts from racing.
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Database } from './database.js';
 

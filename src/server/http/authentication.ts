@@ -1,6 +1,6 @@
 // Request authentication per DESIGN §3, on the raw request: the raw request target and the raw body
 // bytes, checked before any JSON is parsed; timestamps within the tolerance; signatures compared in
-// constant time (WebCrypto verify).
+// constant time (src/signing: node:crypto timingSafeEqual, or WebCrypto verify).
 import type { FastifyRequest } from 'fastify';
 import { createRequestSigner, type RequestSigner } from '../../signing/index.js';
 import type { Merchant, Merchants } from '../merchants.js';

@@ -59,8 +59,8 @@ export function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
     reply.headers(rateLimiter.headers(state));
     if (!state.allowed) throw new ProblemError(429, 'rate_limited', `The quota (${rateLimiter.policy}) is used up; retry in ${state.resetSeconds} s.`);
     request.merchant = merchant;
+    // Fastify reads no body for GET, so only POST has one to parse.
     if (request.method === 'POST') request.body = parseJsonBody(request, raw);
-    else if (raw && raw.length > 0) throw new ProblemError(415, 'unsupported_media_type', 'This request takes no body.');
   };
 }
 

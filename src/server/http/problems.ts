@@ -54,9 +54,12 @@ export function fieldErrors(errors: readonly AjvError[]): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
     const child = (error.params.missingProperty ?? error.params.additionalProperty ?? error.params.unevaluatedProperty) as string | undefined;
-    const pointer = child === undefined ? error.instancePath : `${error.instancePath}/${child.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    let pointer = child === undefined ? error.instancePath : `${error.instancePath}/${child.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const tooLong = pointer.length > 512; // the contract bounds pointers; an unknown field's name is the caller's
+    if (tooLong) pointer = error.instancePath;
     const detail =
-      error.keyword === 'additionalProperties' ? 'is not a field of this request'
+      tooLong ? 'has a field whose name is too long to repeat'
+      : error.keyword === 'additionalProperties' ? 'is not a field of this request'
       : error.keyword === 'enum' ? `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`
       : (error.message ?? error.keyword);
     const key = `${pointer} ${detail}`;
