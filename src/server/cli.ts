@@ -75,7 +75,12 @@ async function serve(config: Config) {
     else if (config.mode === 'live') log.warn({ network }, `no ${network.toUpperCase()}_RPC_URL: deposits on ${network} are not scanned`);
   }
   if (config.mode === 'live' && config.callbacks.allowPrivate) log.warn('ALLOW_PRIVATE_CALLBACKS is on: callbacks may reach private and loopback addresses (tests only)');
-  platform.startWorkers();
+  try {
+    await platform.startWorkers();
+  } catch (error) {
+    await platform.close();
+    throw error;
+  }
 
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -22,7 +22,7 @@ export interface Platform {
   app: App;
   secrets: SecretKeeper;
   /** Starts the scanners, the callback dispatcher and the expiry job (serve does; tests choose). */
-  startWorkers(): Workers;
+  startWorkers(): Promise<Workers>;
   close(): Promise<void>;
 }
 
@@ -99,7 +99,7 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
     const orders = new Orders(db, config, now);
     const withdrawals = new Withdrawals(db);
     const app = buildApp({ config, db, merchants, orders, withdrawals, now, ...(options.logger === undefined ? {} : { logger: options.logger }) });
-    let workers: Workers | undefined;
+    let workers: Promise<Workers> | undefined;
     return {
       config,
       db,
@@ -113,7 +113,7 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
         return workers;
       },
       async close() {
-        await workers?.stop();
+        await (await workers?.catch(() => undefined))?.stop();
         await app.fastify.close();
         if (!options.db) await db.close();
         release();

@@ -19,13 +19,15 @@ const EXPIRY_BATCH = 500;
 
 type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
-export function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Log }): Workers {
+/** Starts the workers; refuses (ScannerStartError) a network that cannot be scanned safely. */
+export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Log }): Promise<Workers> {
   const { config, db, now, log } = deps;
   const scanners = (['Tron', 'Ethereum'] as const).flatMap((network) => {
     const { chain, confirmations } = config.networks[network];
     if (!chain) return [];
     return [new ChainScanner({ network, chain, confirmations, watchWindowSeconds: config.watchWindowSeconds, db, now, ...(log ? { log } : {}) })];
   });
+  for (const scanner of scanners) await scanner.prepare();
   const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });
   scanners.forEach((s) => s.start());
   dispatcher.start();

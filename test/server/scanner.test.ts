@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { addressTopic, ChainScanner, logToTransfer, TRANSFER_TOPIC } from '../../src/server/chain/scanner.js';
+import { addressTopic, ChainScanner, logToTransfer, ScannerStartError, TRANSFER_TOPIC } from '../../src/server/chain/scanner.js';
 import { USDT_CONTRACTS, type ChainConfig } from '../../src/server/config.js';
 import { JsonRpcClient, type RpcLog } from '../../src/server/chain/rpc.js';
 import { startFakeChain, type FakeChain } from '../support/fake-rpc.js';
@@ -151,6 +151,14 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
     expect(await s.scanOnce()).toMatchObject({ toBlock: 98n });
     expect((await read(o.uuid)).receivedAmount).toBe(7);
     expect(await s.scanOnce()).toBeUndefined(); // the cursor moved on
+  });
+
+  it('refuses a first scan that would skip the deposits of orders already waiting, unless told where to start', async () => {
+    await order('waiting-1', 'Ethereum');
+    await expect(scanner('Ethereum', { startBlock: undefined }).scanOnce()).rejects.toThrow(ScannerStartError);
+    await expect(scanner('Ethereum', { startBlock: undefined }).scanOnce()).rejects.toThrow(/ETHEREUM_START_BLOCK is required/);
+    expect(await scanner('Ethereum', { startBlock: 95 }).scanOnce()).toMatchObject({ fromBlock: 95n });
+    expect(await scanner('Ethereum', { startBlock: undefined }).scanOnce()).toBeUndefined(); // the cursor exists now
   });
 
   it('speaks Tron: 20-byte hex addresses without 41, transaction ids without 0x', async () => {

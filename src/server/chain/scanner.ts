@@ -39,6 +39,9 @@ export function logToTransfer(network: Network, log: RpcLog): Transfer | undefin
   };
 }
 
+/** A network that cannot be scanned safely as configured. */
+export class ScannerStartError extends Error {}
+
 class ScanStoppedError extends Error {
   constructor() {
     super('the scanner was stopped');
@@ -82,11 +85,33 @@ export class ChainScanner {
     return (await this.rpc.blockNumber()) - BigInt(this.options.confirmations) + 1n;
   }
 
-  private async cursor(confirmedHead: bigint): Promise<bigint> {
-    const { db, network, chain } = this.options;
-    const start = chain.startBlock !== undefined ? BigInt(chain.startBlock) : confirmedHead;
+  /**
+   * Makes sure the network has a cursor. The first one starts at *_START_BLOCK, or at the confirmed
+   * head when no order waits on this network yet; with orders waiting and no start block it refuses,
+   * since their earlier deposits would never be credited.
+   */
+  async prepare(): Promise<void> {
+    const { db, network, chain, now, watchWindowSeconds } = this.options;
+    const [row] = await db.query('SELECT 1 FROM chain_cursors WHERE network = $1', [network]);
+    if (row) return;
+    let start: bigint;
+    if (chain.startBlock !== undefined) start = BigInt(chain.startBlock);
+    else {
+      const waiting = await watchedAddresses(db, network, new Date(now()), watchWindowSeconds);
+      if (waiting.length > 0) {
+        throw new ScannerStartError(
+          `${network.toUpperCase()}_START_BLOCK is required: ${waiting.length} ${network} order(s) exist that were never scanned; ` +
+            'set it to a block before the oldest of them',
+        );
+      }
+      start = await this.confirmedHead();
+    }
     await db.query('INSERT INTO chain_cursors (network, next_block) VALUES ($1, $2) ON CONFLICT (network) DO NOTHING', [network, start < 0n ? 0n : start]);
-    const [row] = await db.query<{ next_block: bigint }>('SELECT next_block FROM chain_cursors WHERE network = $1', [network]);
+  }
+
+  private async cursor(): Promise<bigint> {
+    await this.prepare();
+    const [row] = await this.options.db.query<{ next_block: bigint }>('SELECT next_block FROM chain_cursors WHERE network = $1', [this.options.network]);
     return row!.next_block;
   }
 
@@ -115,7 +140,7 @@ export class ChainScanner {
   async scanOnce(): Promise<ScanResult | undefined> {
     const { db, network, chain, now, watchWindowSeconds } = this.options;
     const head = await this.confirmedHead();
-    const fromBlock = await this.cursor(head);
+    const fromBlock = await this.cursor();
     if (fromBlock > head) return undefined;
     const toBlock = head < fromBlock + BigInt(chain.maxBlockRange) - 1n ? head : fromBlock + BigInt(chain.maxBlockRange) - 1n;
     const now_ = new Date(now());
