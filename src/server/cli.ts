@@ -1,5 +1,5 @@
 // The `partner-api` command: serve the platform, and the operator's commands.
-import { isAddress } from './cli-checks.js';
+import { isAddress } from './addresses.js';
 import { ConfigError, configFrom, parseFlags, SETTING_OPTIONS, settingsHelp, type Config } from './config.js';
 import { parseDecimalUnits } from './money.js';
 import { openPlatform, type Platform } from './platform.js';

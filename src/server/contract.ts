@@ -30,9 +30,9 @@ export function componentSchema(name: string): { $ref: string } {
   return { $ref: `${CONTRACT_ID}#/components/schemas/${name}` };
 }
 
-/** The schema of a path parameter component, e.g. OrderUuid. */
-export function parameterSchema(name: string): unknown {
+/** The params schema of a route whose one path parameter `uuid` is the contract's parameter `name`. */
+export function uuidPathParams(name: 'OrderUuid' | 'WithdrawalUuid'): object {
   const parameter = contract.components.parameters[name];
   if (!parameter) throw new Error(`the contract has no parameter ${name}`);
-  return parameter.schema;
+  return { type: 'object', required: ['uuid'], properties: { uuid: parameter.schema } };
 }

@@ -2,7 +2,7 @@
 // read raw body → verify signature → rate limit → parse → validate (contract) → handler → store → send.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
-import { componentSchema, parameterSchema } from '../contract.js';
+import { componentSchema, uuidPathParams } from '../contract.js';
 import type { Merchant } from '../merchants.js';
 import type { Orders } from '../orders.js';
 import type { Mode } from '../secrets.js';
@@ -72,12 +72,6 @@ export interface PartnerRouteDeps extends GuardDeps {
   metrics: Metrics;
 }
 
-const uuidParams = (name: string) => ({
-  type: 'object',
-  required: ['uuid'],
-  properties: { uuid: parameterSchema(name) },
-});
-
 export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
   const preValidation = merchantGuard(deps);
 
@@ -102,7 +96,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
 
   app.get<{ Params: { uuid: string } }>(
     '/partner/v2/platforms/orders/:uuid',
-    { schema: { params: uuidParams('OrderUuid') }, preValidation },
+    { schema: { params: uuidPathParams('OrderUuid') }, preValidation },
     async (request) => {
       const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
@@ -112,7 +106,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
 
   app.get<{ Params: { uuid: string } }>(
     '/partner/v1/platforms/withdrawals/:uuid',
-    { schema: { params: uuidParams('WithdrawalUuid') }, preValidation },
+    { schema: { params: uuidPathParams('WithdrawalUuid') }, preValidation },
     async (request) => {
       const withdrawal = await deps.withdrawals.read(request.merchant!.id, request.params.uuid);
       if (!withdrawal) throw new ProblemError(404, 'not_found', 'No withdrawal with this uuid exists for this merchant.');

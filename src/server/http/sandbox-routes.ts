@@ -3,8 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { randomBytes } from 'node:crypto';
 import type { SandboxDepositRequest, SandboxWithdrawalRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
-import { isAddress } from '../cli-checks.js';
-import { componentSchema, parameterSchema } from '../contract.js';
+import { isAddress } from '../addresses.js';
+import { componentSchema, uuidPathParams } from '../contract.js';
 import { parseDecimalUnits } from '../money.js';
 import { sqlState, type Database } from '../db/database.js';
 import { creditTransfers } from '../deposits.js';
@@ -31,7 +31,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
     '/sandbox/v1/orders/:uuid/deposits',
     {
       schema: {
-        params: { type: 'object', required: ['uuid'], properties: { uuid: parameterSchema('OrderUuid') } },
+        params: uuidPathParams('OrderUuid'),
         body: componentSchema('SandboxDepositRequest'),
       },
       preValidation,
@@ -82,7 +82,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
     '/sandbox/v1/withdrawals/:uuid/status',
     {
       schema: {
-        params: { type: 'object', required: ['uuid'], properties: { uuid: parameterSchema('WithdrawalUuid') } },
+        params: uuidPathParams('WithdrawalUuid'),
         body: componentSchema('WithdrawalStatusChange'),
       },
       preValidation,
