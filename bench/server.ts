@@ -66,7 +66,8 @@ async function serve(env: Record<string, string>) {
   return { server: platform.process, baseUrl: platform.baseUrl, ...platform.sandbox! };
 }
 
-async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string | undefined) {
+/** GET and POST through the platform, then the raw read loop, on PGlite (no URL) or PostgreSQL. */
+async function benchDatabase(databaseUrl: string | undefined) {
   const dataDir = mkdtempSync(join(tmpdir(), 'partner-bench-'));
   // The server's pool and the raw loop get the same number of connections.
   const platform = await serve({ DATA_DIR: dataDir, DATABASE_POOL_SIZE: String(CONNECTIONS), ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
@@ -154,7 +155,7 @@ try {
   const rows: string[] = [];
   const ratios: string[] = [];
   const breakdowns: string[] = [];
-  const pglite = await benchDatabase('PGlite', undefined);
+  const pglite = await benchDatabase(undefined);
   const bare = await bareFastify({ ...pglite.order, receivedAmount: 0 });
   rows.push(`| bare Fastify JSON GET (limit) | ${fmt(bare)} |`);
   const results: [string, Awaited<ReturnType<typeof benchDatabase>>][] = [['PGlite', pglite]];
@@ -163,7 +164,7 @@ try {
     const fresh = await freshDatabase('postgres', postgres.url);
     await fresh.db.close();
     try {
-      results.push(['PostgreSQL', await benchDatabase('PostgreSQL', fresh.url)]);
+      results.push(['PostgreSQL', await benchDatabase(fresh.url)]);
     } finally {
       await fresh.drop();
     }

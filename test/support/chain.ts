@@ -2,7 +2,6 @@
 // loopback port, a 6-decimal "Tether USD" ERC-20 compiled with solc-js, and raw JSON-RPC over fetch.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { freePort, startProcess, type Started } from './processes.js';

@@ -116,7 +116,7 @@ export class ChainScanner {
   }
 
   private async logs(fromBlock: bigint, toBlock: bigint, addresses: string[]): Promise<RpcLog[]> {
-    const { network, chain } = this.options;
+    const { chain } = this.options;
     const out: RpcLog[] = [];
     for (let i = 0; i < addresses.length; i += chain.maxAddressesPerQuery) {
       if (this.stopped) throw new ScanStoppedError();
