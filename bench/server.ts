@@ -18,6 +18,7 @@ import { addressQr, Orders, READ_ORDER_SQL } from '../src/server/orders.js';
 import { startProcess } from '../test/support/processes.js';
 import { startPartnerApi } from '../test/support/partner-api.js';
 import { freshDatabase } from '../test/support/platform.js';
+import { orderRequest } from '../test/fixtures/orders.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -75,7 +76,7 @@ async function benchDatabase(databaseUrl: string | undefined) {
   const orders: CreatedDepositOrder[] = [];
   for (let i = 0; i < 200; i++) {
     const { data } = await client.POST('/partner/v1/platforms/orders', {
-      body: { externalId: `seed-${i}`, blockchain: i % 2 ? 'Tron' : 'Ethereum', currency: 'USDT', customerId: 'bench', callbackUrl: 'https://merchant.example/cb' },
+      body: orderRequest(`seed-${i}`, { blockchain: i % 2 ? 'Tron' : 'Ethereum' }),
     });
     orders.push(data!);
   }
@@ -88,7 +89,7 @@ async function benchDatabase(databaseUrl: string | undefined) {
   let m = 0;
   const post = await load(`${platform.baseUrl}/`, (request) => {
     const path = '/partner/v1/platforms/orders';
-    const body = JSON.stringify({ externalId: `load-${process.pid}-${m++}`, blockchain: m % 2 ? 'Tron' : 'Ethereum', currency: 'USDT', customerId: 'bench', callbackUrl: 'https://merchant.example/cb' });
+    const body = JSON.stringify(orderRequest(`load-${process.pid}-${m++}`, { blockchain: m % 2 ? 'Tron' : 'Ethereum' }));
     const { timestamp, signature } = sign(platform.apiSecret, 'POST', path, body);
     return { ...request, path, body, headers: { 'Content-Type': 'application/json', 'X-Api-Key': platform.apiKey, 'X-Timestamp': timestamp, 'X-Signature': signature } };
   }, 'POST');
@@ -129,7 +130,7 @@ async function postBreakdown(db: Database) {
   const orders = new Orders(db, testableConfig(), Date.now);
   t = performance.now();
   for (let i = 0; i < N; i++) {
-    await orders.create(merchantId, { externalId: `bd-${i}`, blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' });
+    await orders.create(merchantId, orderRequest(`bd-${i}`));
   }
   const totalUs = ((performance.now() - t) * 1000) / N;
   return { deriveUs, qrUs, dbUs: totalUs - deriveUs - qrUs, totalUs };

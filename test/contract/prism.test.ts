@@ -1,17 +1,12 @@
 // The typed client against the contract served by the real Prism mock (npm run mock).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient, type PartnerClient } from '../../src/client/index.js';
+import { orderRequest } from '../fixtures/orders.js';
 import { freePort, startProcess, type Started } from '../support/processes.js';
 
 const ORDER_UUID = '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b';
 const WITHDRAWAL_UUID = '5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d';
-const createBody = {
-  externalId: 'ord-1001',
-  blockchain: 'Tron',
-  currency: 'USDT',
-  customerId: 'cust-42',
-  callbackUrl: 'https://merchant.example/callbacks/deposits',
-} as const;
+const createBody = orderRequest('ord-1001');
 
 let prism: Started;
 let baseUrl: string;

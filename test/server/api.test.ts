@@ -1,18 +1,10 @@
 // The three operations exactly as contracted, on every database; every response is checked against
 // generated/openapi.json by the harness.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CreateDepositOrderRequest } from '../../src/client/index.js';
 import { signRequest } from '../../src/signing/index.js';
+import { orderRequest } from '../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
 
-const order = (externalId: string, overrides: Partial<CreateDepositOrderRequest> = {}): CreateDepositOrderRequest => ({
-  externalId,
-  blockchain: 'Tron',
-  currency: 'USDT',
-  customerId: 'cust-42',
-  callbackUrl: 'https://merchant.example/callbacks/deposits',
-  ...overrides,
-});
 
 const NOW = Date.UTC(2026, 10, 21, 10, 0, 0);
 
@@ -25,7 +17,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
 
   describe('create a deposit order', () => {
     it('creates a Tron order (201) with a fresh address, its QR code and the contract defaults', async () => {
-      const { data, response } = await t.client().POST('/partner/v1/platforms/orders', { body: order('create-1') });
+      const { data, response } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('create-1') });
       expect(response.status).toBe(201);
       expect(data).toMatchObject({
         blockchain: 'Tron',
@@ -42,24 +34,24 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
     });
 
     it('creates an Ethereum order with an EIP-55 address and a 10 USDT minimum', async () => {
-      const { data, response } = await t.client().POST('/partner/v1/platforms/orders', { body: order('create-eth', { blockchain: 'Ethereum' }) });
+      const { data, response } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('create-eth', { blockchain: 'Ethereum' }) });
       expect(response.status).toBe(201);
       expect(data!.address).toMatch(/^0x[0-9a-fA-F]{40}$/);
       expect(data!.minAmount).toBe(10_000_000);
     });
 
     it('replays the same request (200) with the same order and address', async () => {
-      const first = await t.client().POST('/partner/v1/platforms/orders', { body: order('replay-1') });
-      const again = await t.client().POST('/partner/v1/platforms/orders', { body: order('replay-1') });
+      const first = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('replay-1') });
+      const again = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('replay-1') });
       expect([first.response.status, again.response.status]).toEqual([201, 200]);
       expect(again.data).toEqual(first.data);
     });
 
     it('refuses the same externalId with other fields (409) and stores nothing', async () => {
-      await t.client().POST('/partner/v1/platforms/orders', { body: order('conflict-1') });
+      await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('conflict-1') });
       const before = await t.count('deposit_orders');
       for (const change of [{ customerId: 'other' }, { blockchain: 'Ethereum' as const }, { callbackUrl: 'https://merchant.example/other' }]) {
-        const { error, response } = await t.client().POST('/partner/v1/platforms/orders', { body: order('conflict-1', change) });
+        const { error, response } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('conflict-1', change) });
         expect(response.status).toBe(409);
         expect(error?.code).toBe('external_id_conflict');
       }
@@ -68,8 +60,8 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
 
     it('keeps externalIds apart per merchant', async () => {
       const other = await t.createMerchant();
-      const mine = await t.client().POST('/partner/v1/platforms/orders', { body: order('shared-id') });
-      const theirs = await t.client(other).POST('/partner/v1/platforms/orders', { body: order('shared-id') });
+      const mine = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('shared-id') });
+      const theirs = await t.client(other).POST('/partner/v1/platforms/orders', { body: orderRequest('shared-id') });
       expect([mine.response.status, theirs.response.status]).toEqual([201, 201]);
       expect(theirs.data!.address).not.toBe(mine.data!.address);
     });
@@ -82,14 +74,14 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
 
   describe('read a deposit order', () => {
     it('returns the order with receivedAmount', async () => {
-      const created = await t.client().POST('/partner/v1/platforms/orders', { body: order('read-1') });
+      const created = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('read-1') });
       const { data, response } = await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: created.data!.uuid } } });
       expect(response.status).toBe(200);
       expect(data).toEqual({ ...created.data, receivedAmount: 0 });
     });
 
     it('answers 404 for an unknown uuid and for another merchant\'s order', async () => {
-      const created = await t.client().POST('/partner/v1/platforms/orders', { body: order('read-2') });
+      const created = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('read-2') });
       const other = await t.createMerchant();
       for (const [client, uuid] of [
         [t.client(), '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b'],
@@ -187,8 +179,8 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
     });
 
     it('verifies the raw body bytes: a re-serialized body fails', async () => {
-      const body = JSON.stringify(order('raw-1'));
-      const spaced = JSON.stringify(order('raw-1'), null, 1);
+      const body = JSON.stringify(orderRequest('raw-1'));
+      const spaced = JSON.stringify(orderRequest('raw-1'), null, 1);
       const signature = await signRequest({ secret: t.merchant.apiSecret, timestamp: NOW / 1000, method: 'POST', target: '/partner/v1/platforms/orders', body });
       const response = await t.fetch('/partner/v1/platforms/orders', {
         method: 'POST',

@@ -1,17 +1,12 @@
 // Bad input gets a clear problem and changes nothing; no 5xx for anything a caller can send.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orderRequest } from '../fixtures/orders.js';
 import { hdVectors } from '../fixtures/vectors.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
 
 const ORDERS = '/partner/v1/platforms/orders';
-const valid = {
-  externalId: 'bad-input-1',
-  blockchain: 'Tron',
-  currency: 'USDT',
-  customerId: 'cust-42',
-  callbackUrl: 'https://merchant.example/callbacks/deposits',
-};
+const valid = orderRequest('bad-input-1');
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 
 /** A second public test wallet: live mode refuses the sandbox one. */

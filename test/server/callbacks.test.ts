@@ -9,6 +9,7 @@ import { createContractAjv } from '../../src/server/contract.js';
 import { expireOrders } from '../../src/server/deposits.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { orderRequest } from '../fixtures/orders.js';
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 // Near real time: the standardwebhooks package checks timestamps against the real clock.
@@ -36,7 +37,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
 
   async function createOrder(externalId: string, path = '/ok') {
     const { data } = await t.client().POST('/partner/v1/platforms/orders', {
-      body: { externalId, blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: `${receiver.url}${path}/${externalId}` },
+      body: orderRequest(externalId, { callbackUrl: `${receiver.url}${path}/${externalId}` }),
     });
     return data!;
   }
@@ -176,7 +177,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     const slow = await startReceiver({ slowMs: 3000 });
     try {
       const { data } = await t.client().POST('/partner/v1/platforms/orders', {
-        body: { externalId: 'slow-1', blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: `${slow.url}/slow` },
+        body: orderRequest('slow-1', { callbackUrl: `${slow.url}/slow` }),
       });
       await deposit(data!.uuid, 5);
       const started = Date.now();
@@ -211,7 +212,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     });
     try {
       const { data: stuck } = await t.client().POST('/partner/v1/platforms/orders', {
-        body: { externalId: 'hang-1', blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: `${hanging.url}/slow` },
+        body: orderRequest('hang-1', { callbackUrl: `${hanging.url}/slow` }),
       });
       await deposit(stuck!.uuid, 5);
       const fast = [];
@@ -237,7 +238,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     try {
       for (let i = 0; i < 12; i++) {
         const { data } = await t.client().POST('/partner/v1/platforms/orders', {
-          body: { externalId: `bound-${i}`, blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: `${slow.url}/slow/${i}` },
+          body: orderRequest(`bound-${i}`, { callbackUrl: `${slow.url}/slow/${i}` }),
         });
         await deposit(data!.uuid, 5);
       }

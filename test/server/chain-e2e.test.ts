@@ -24,6 +24,7 @@ import { startChain, type Chain, type Hex, type Receipt, type Token } from '../s
 import { PARTNER_API_BIN as BIN, startPartnerApi, type RunningPartnerApi } from '../support/partner-api.js';
 import type { Started } from '../support/processes.js';
 import { startReceiver, type Delivery, type Receiver } from '../support/receiver.js';
+import { orderRequest } from '../fixtures/orders.js';
 
 const run = promisify(execFile);
 
@@ -134,7 +135,7 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
 
   async function createOrder(blockchain: Network, label: string): Promise<CreatedDepositOrder> {
     const { data, error, response } = await client.POST('/partner/v1/platforms/orders', {
-      body: { externalId: `${runId}-${label}`, blockchain, currency: 'USDT', customerId: `cust-${label}`, callbackUrl: receiver.url + callbackPath(label) },
+      body: orderRequest(`${runId}-${label}`, { blockchain, customerId: `cust-${label}`, callbackUrl: receiver.url + callbackPath(label) }),
     });
     if (response.status !== 201 || !data) throw new Error(`create ${label}: ${response.status} ${JSON.stringify(error)}`);
     expect(data).toMatchObject({ blockchain, status: 'NEW', minAmount: MIN[blockchain] });

@@ -10,6 +10,7 @@ import { createPartnerClient } from '../../src/client/index.js';
 import { signRequest } from '../../src/signing/index.js';
 import { PARTNER_API_BIN as BIN, startPartnerApi } from '../support/partner-api.js';
 import type { Started } from '../support/processes.js';
+import { orderRequest } from '../fixtures/orders.js';
 
 const run = promisify(execFile);
 const dataDirs: string[] = [];
@@ -115,7 +116,7 @@ describe('partner-api serve', () => {
     expect(server.output()).toContain(`docs:      ${baseUrl}/docs`);
     const client = createPartnerClient({ baseUrl, ...credentials });
     const { data, response } = await client.POST('/partner/v1/platforms/orders', {
-      body: { externalId: 'serve-1', blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' },
+      body: orderRequest('serve-1'),
     });
     expect(response.status).toBe(201);
     expect(data!.address).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
@@ -170,7 +171,7 @@ describe('partner-api serve', () => {
   });
 
   it('finishes an in-flight request on SIGTERM, then exits cleanly and releases the database', async () => {
-    const body = JSON.stringify({ externalId: 'in-flight', blockchain: 'Ethereum', currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' });
+    const body = JSON.stringify(orderRequest('in-flight', { blockchain: 'Ethereum' }));
     const timestamp = Math.floor(Date.now() / 1000);
     const signature = await signRequest({ secret: credentials.apiSecret, timestamp, method: 'POST', target: '/partner/v1/platforms/orders', body });
     const url = new URL(`${baseUrl}/partner/v1/platforms/orders`);

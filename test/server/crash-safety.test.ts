@@ -11,6 +11,7 @@ import { startChain } from '../support/chain.js';
 import { startPartnerApi } from '../support/partner-api.js';
 import { startReceiver } from '../support/receiver.js';
 import { DATABASES, freshDatabase } from '../support/platform.js';
+import { orderRequest } from '../fixtures/orders.js';
 
 async function serve(env: Record<string, string>) {
   const platform = await startPartnerApi(env);
@@ -55,7 +56,7 @@ describe.each(DATABASES)('crash safety on %s', (kind) => {
       const orders: CreatedDepositOrder[] = [];
       for (let i = 0; i < 20; i++) {
         const { data } = await first.client.POST('/partner/v1/platforms/orders', {
-          body: { externalId: `crash-${i}`, blockchain: 'Ethereum', currency: 'USDT', customerId: 'c', callbackUrl: `${receiver.url}/slow/${i}` },
+          body: orderRequest(`crash-${i}`, { blockchain: 'Ethereum', callbackUrl: `${receiver.url}/slow/${i}` }),
         });
         orders.push(data!);
       }

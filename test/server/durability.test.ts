@@ -8,6 +8,7 @@ import type { CreatedDepositOrder } from '../../src/client/index.js';
 import { openPglite, openPostgres } from '../../src/server/db/database.js';
 import { startPartnerApi } from '../support/partner-api.js';
 import { DATABASES, freshDatabase } from '../support/platform.js';
+import { orderRequest } from '../fixtures/orders.js';
 
 async function serve(env: Record<string, string>) {
   const platform = await startPartnerApi({ LOG_LEVEL: 'silent', RATE_LIMIT: '100000/60', ...env });
@@ -29,7 +30,7 @@ describe.each(DATABASES)('durability on %s', (kind) => {
           sent++;
           const blockchain = (w + i) % 2 ? 'Tron' : 'Ethereum';
           const result = await first.client
-            .POST('/partner/v1/platforms/orders', { body: { externalId: `kill-${w}-${i}`, blockchain, currency: 'USDT', customerId: `c${w}`, callbackUrl: 'https://merchant.example/cb' } })
+            .POST('/partner/v1/platforms/orders', { body: orderRequest(`kill-${w}-${i}`, { blockchain, customerId: `c${w}` }) })
             .catch(() => undefined);
           if (!result) return; // the server is gone
           if (result.response.status === 201) acknowledged.push(result.data!);
@@ -48,7 +49,7 @@ describe.each(DATABASES)('durability on %s', (kind) => {
         expect(data).toEqual({ ...order, receivedAmount: 0 });
       }
       const after = await second.client.POST('/partner/v1/platforms/orders', {
-        body: { externalId: 'after-restart', blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' },
+        body: orderRequest('after-restart'),
       });
       expect(after.response.status).toBe(201);
       await second.server.stop();

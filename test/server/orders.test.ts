@@ -5,19 +5,12 @@ import { join } from 'node:path';
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CreateDepositOrderRequest } from '../../src/client/index.js';
 import { openPglite } from '../../src/server/db/database.js';
 import { openPlatform } from '../../src/server/platform.js';
+import { orderRequest } from '../fixtures/orders.js';
 import { hdVectors } from '../fixtures/vectors.js';
 import { DATABASES, startTestPlatform, testConfig, type TestPlatform } from '../support/platform.js';
 
-const order = (externalId: string, blockchain: 'Tron' | 'Ethereum' = 'Tron'): CreateDepositOrderRequest => ({
-  externalId,
-  blockchain,
-  currency: 'USDT',
-  customerId: 'cust-1',
-  callbackUrl: 'https://merchant.example/cb',
-});
 
 function decodeQr(dataUrl: string): string | undefined {
   const png = PNG.sync.read(Buffer.from(dataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
@@ -36,7 +29,7 @@ describe.each(DATABASES)('orders on %s', (kind) => {
     for (const blockchain of ['Tron', 'Ethereum'] as const) {
       const addresses = [];
       for (let i = 0; i < 3; i++) {
-        const { data } = await t.client().POST('/partner/v1/platforms/orders', { body: order(`qr-${blockchain}-${i}`, blockchain) });
+        const { data } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest(`qr-${blockchain}-${i}`, { blockchain }) });
         expect(decodeQr(data!.addressQr)).toBe(data!.address);
         addresses.push(data!.address);
       }
@@ -47,7 +40,7 @@ describe.each(DATABASES)('orders on %s', (kind) => {
   it('gives 200 concurrent creates with 50 repeated externalIds exactly one order each and unique addresses', async () => {
     const client = t.client();
     const ids = Array.from({ length: 200 }, (_, i) => `burst-${i < 150 ? i : i - 150}`); // 150 ids, the first 50 sent twice
-    const results = await Promise.all(ids.map((id) => client.POST('/partner/v1/platforms/orders', { body: order(id, id.length % 2 ? 'Tron' : 'Ethereum') })));
+    const results = await Promise.all(ids.map((id) => client.POST('/partner/v1/platforms/orders', { body: orderRequest(id, { blockchain: id.length % 2 ? 'Tron' : 'Ethereum' }) })));
     expect(results.every((r) => r.response.status === 200 || r.response.status === 201)).toBe(true);
     const byId = new Map<string, Set<string>>();
     results.forEach((r, i) => byId.set(ids[i]!, (byId.get(ids[i]!) ?? new Set()).add(r.data!.uuid)));
@@ -71,7 +64,7 @@ describe('addresses across restarts (PGlite in a data directory)', () => {
         const platform = await openPlatform(config, { logger: false });
         const merchant = await platform.merchants.create(`restart-${run}`);
         for (let i = 0; i < 2; i++) {
-          const result = await platform.orders.create(merchant.merchantId, order(`restart-${run}-${i}`));
+          const result = await platform.orders.create(merchant.merchantId, orderRequest(`restart-${run}-${i}`));
           if (result.outcome === 'conflict') throw new Error('unexpected conflict');
           addresses.push(result.order.address);
         }

@@ -7,6 +7,7 @@ import { USDT_CONTRACTS, type ChainConfig } from '../../src/server/config.js';
 import { JsonRpcClient, type RpcLog } from '../../src/server/chain/rpc.js';
 import { startFakeChain, type FakeChain } from '../support/fake-rpc.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { orderRequest } from '../fixtures/orders.js';
 
 const TOKEN = '0x' + 'ab'.repeat(20);
 const NOW = Date.now();
@@ -58,7 +59,7 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
 
   async function order(externalId: string, blockchain: 'Tron' | 'Ethereum') {
     const { data } = await t.client().POST('/partner/v1/platforms/orders', {
-      body: { externalId, blockchain, currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' },
+      body: orderRequest(externalId, { blockchain }),
     });
     return data!;
   }
@@ -231,7 +232,7 @@ describe('the scanner on a Tron node (fixtures in Tron\'s JSON-RPC format)', () 
       const orders = [];
       for (const externalId of ['tron-fixture-1', 'tron-fixture-2']) {
         const { data } = await t.client().POST('/partner/v1/platforms/orders', {
-          body: { externalId, blockchain: 'Tron', currency: 'USDT', customerId: 'c', callbackUrl: 'https://merchant.example/cb' },
+          body: orderRequest(externalId),
         });
         orders.push(data!);
       }
