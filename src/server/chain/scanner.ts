@@ -143,7 +143,7 @@ export class ChainScanner {
     const fromBlock = await this.cursor();
     if (fromBlock > head) return undefined;
     const toBlock = head < fromBlock + BigInt(chain.maxBlockRange) - 1n ? head : fromBlock + BigInt(chain.maxBlockRange) - 1n;
-    const now_ = new Date(now());
+    const wallClock = new Date(now());
     // The watch window is judged at the range's first block: a scanner catching up after an outage
     // still credits the late payments that were inside their window when they were made.
     const at = new Date((await this.rpc.blockTimestamp(fromBlock)) * 1000);
@@ -157,9 +157,9 @@ export class ChainScanner {
       // The cursor row is locked and checked: a second instance that scanned the range meanwhile wins.
       const [cursor] = await tx.query<{ next_block: bigint }>('SELECT next_block FROM chain_cursors WHERE network = $1 FOR UPDATE', [network]);
       if (cursor!.next_block !== fromBlock) return undefined;
-      const { credits: credited, refusals } = await creditTransfers(tx, transfers, { now: now_, at, watchWindowSeconds });
+      const { credits: credited, refusals } = await creditTransfers(tx, transfers, { now: wallClock, at, watchWindowSeconds });
       for (const { transfer, reason } of refusals) this.options.log?.error({ network, txHash: transfer.txHash, logIndex: transfer.logIndex, to: transfer.to }, `transfer not credited: ${reason}`);
-      await tx.query('UPDATE chain_cursors SET next_block = $2, updated_at = $3 WHERE network = $1', [network, toBlock + 1n, now_]);
+      await tx.query('UPDATE chain_cursors SET next_block = $2, updated_at = $3 WHERE network = $1', [network, toBlock + 1n, wallClock]);
       return credited;
     });
     return credits && { fromBlock, toBlock, logs: logs.length, credits };
