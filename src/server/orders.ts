@@ -5,6 +5,7 @@ import QRCode from 'qrcode';
 import type { CreateDepositOrderRequest, CreatedDepositOrder, DepositOrder } from '../../generated/schema.js';
 import { createAddressDeriver, type Network } from './addresses.js';
 import type { Config } from './config.js';
+import { batchedOwnedReads, type OwnedRow } from './db/batched-reads.js';
 import type { Database, Sql } from './db/database.js';
 import { toJsonInteger } from './money.js';
 import type { Clock } from './time.js';
@@ -28,8 +29,11 @@ export interface OrderRow {
 export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, address, address_qr, status, min_amount,
   received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
 
-/** The read of one order by its primary key (and owner): the platform's hottest query. */
+/** The read of one order by its primary key (and owner). */
 export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
+
+/** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
+const READ_ORDERS_SQL = `SELECT merchant_id, ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
 
 const SEQUENCE: Record<Network, string> = { Tron: 'address_index_tron', Ethereum: 'address_index_ethereum' };
 
@@ -73,6 +77,7 @@ export function addressQr(address: string): Promise<string> {
 
 export class Orders {
   private readonly derive: Record<Network, (index: number) => string>;
+  private readonly readOwned: (merchantId: string, uuid: string) => Promise<(OrderRow & OwnedRow) | undefined>;
 
   constructor(
     private readonly db: Database,
@@ -83,6 +88,7 @@ export class Orders {
       Tron: createAddressDeriver('Tron', config.networks.Tron.xpub),
       Ethereum: createAddressDeriver('Ethereum', config.networks.Ethereum.xpub),
     };
+    this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
   }
 
   private async existing(sql: Sql, merchantId: string, externalId: string): Promise<OrderRow | undefined> {
@@ -118,7 +124,7 @@ export class Orders {
   }
 
   async read(merchantId: string, uuid: string): Promise<DepositOrder | undefined> {
-    const [row] = await this.db.query<OrderRow>(READ_ORDER_SQL, [uuid, merchantId]);
+    const row = await this.readOwned(merchantId, uuid);
     return row && toDepositOrder(row);
   }
 }

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Withdrawal } from '../../generated/schema.js';
 import type { Network } from './addresses.js';
+import { batchedOwnedReads } from './db/batched-reads.js';
 import type { Database } from './db/database.js';
 import { unitsToWireNumber } from './money.js';
 import { platformDateTime } from './time.js';
@@ -12,6 +13,7 @@ export const WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = ['PENDING', 'DON
 
 interface WithdrawalRow {
   uuid: string;
+  merchant_id: string;
   external_id: string;
   amount_units: bigint;
   blockchain: Network;
@@ -48,7 +50,11 @@ export function canMoveTo(from: WithdrawalStatus, to: WithdrawalStatus): boolean
 }
 
 export class Withdrawals {
-  constructor(private readonly db: Database) {}
+  private readonly readOwned: (merchantId: string, uuid: string) => Promise<WithdrawalRow | undefined>;
+
+  constructor(private readonly db: Database) {
+    this.readOwned = batchedOwnedReads(db, 'SELECT * FROM withdrawals WHERE uuid = ANY($1::uuid[])');
+  }
 
   async create(input: NewWithdrawal): Promise<Withdrawal> {
     const [row] = await this.db.query<WithdrawalRow>(
@@ -60,7 +66,7 @@ export class Withdrawals {
   }
 
   async read(merchantId: string, uuid: string): Promise<Withdrawal | undefined> {
-    const [row] = await this.db.query<WithdrawalRow>('SELECT * FROM withdrawals WHERE uuid = $1 AND merchant_id = $2', [uuid, merchantId]);
+    const row = await this.readOwned(merchantId, uuid);
     return row && toWithdrawal(row);
   }
 

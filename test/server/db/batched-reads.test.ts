@@ -1,0 +1,94 @@
+// Coalesced reads by uuid: one query for the reads of one event-loop turn, each caller its own row,
+// another merchant's row never, and nothing cached.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchedOwnedReads, type OwnedRow } from '../../../src/server/db/batched-reads.js';
+import type { Database, Sql } from '../../../src/server/db/database.js';
+import { DATABASES, freshDatabase } from '../../support/platform.js';
+
+interface Thing extends OwnedRow {
+  value: string;
+}
+
+const SELECT = 'SELECT uuid, merchant_id, value FROM things WHERE uuid = ANY($1::uuid[])';
+
+describe.each(DATABASES)('batched owned reads on %s', (kind) => {
+  let db: Database;
+  let drop: () => Promise<void>;
+  const owner = randomUUID();
+  const stranger = randomUUID();
+  const things = Array.from({ length: 600 }, (_, i) => ({ uuid: randomUUID(), value: `thing-${i}` }));
+  const foreign = randomUUID();
+
+  beforeAll(async () => {
+    ({ db, drop } = await freshDatabase(kind));
+    await db.exec('CREATE TABLE things (uuid uuid PRIMARY KEY, merchant_id uuid NOT NULL, value text NOT NULL)');
+    await db.query('INSERT INTO things SELECT unnest($1::uuid[]), $2, unnest($3::text[])', [things.map((t) => t.uuid), owner, things.map((t) => t.value)]);
+    await db.query("INSERT INTO things VALUES ($1, $2, 'not yours')", [foreign, stranger]);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await drop?.();
+  });
+
+  /** The reader over `db`, and the uuid lists of the queries it sent. */
+  function counted(fail = () => false) {
+    const queries: string[][] = [];
+    const sql: Sql = {
+      query: async <Row>(text: string, params?: readonly unknown[]) => {
+        queries.push(params![0] as string[]);
+        if (fail()) throw new Error('database unreachable');
+        return db.query<Row>(text, params);
+      },
+    };
+    return { read: batchedOwnedReads<Thing>(sql, SELECT), queries };
+  }
+
+  it('answers the reads of one turn with one query, each with its own row', async () => {
+    const { read, queries } = counted();
+    const sample = things.slice(0, 50);
+    const rows = await Promise.all(sample.map((t) => read(owner, t.uuid)));
+    expect(rows.map((row) => row?.value)).toEqual(sample.map((t) => t.value));
+    expect(queries).toHaveLength(1);
+    expect(queries[0]).toHaveLength(50);
+  });
+
+  it('splits a large turn into queries of at most 256 uuids', async () => {
+    const { read, queries } = counted();
+    const rows = await Promise.all(things.map((t) => read(owner, t.uuid)));
+    expect(rows.map((row) => row?.value)).toEqual(things.map((t) => t.value));
+    expect(queries.map((q) => q.length)).toEqual([256, 256, 88]);
+  });
+
+  it("reads another merchant's row and a missing one as undefined, whatever the uuid's case", async () => {
+    const { read, queries } = counted();
+    const [mine, upper, theirs, missing, again] = await Promise.all([
+      read(owner, things[0]!.uuid),
+      read(owner, things[1]!.uuid.toUpperCase()),
+      read(owner, foreign),
+      read(owner, randomUUID()),
+      read(owner, things[0]!.uuid),
+    ]);
+    expect([mine?.value, upper?.value, theirs, missing, again?.value]).toEqual(['thing-0', 'thing-1', undefined, undefined, 'thing-0']);
+    expect(await read(stranger, foreign)).toMatchObject({ value: 'not yours' });
+    // The repeated uuid was asked for once.
+    expect(queries[0]).toHaveLength(4);
+  });
+
+  it('sends a read at rest at once, and caches nothing', async () => {
+    const { read, queries } = counted();
+    expect((await read(owner, things[2]!.uuid))?.value).toBe('thing-2');
+    await db.query("UPDATE things SET value = 'changed' WHERE uuid = $1", [things[2]!.uuid]);
+    expect((await read(owner, things[2]!.uuid))?.value).toBe('changed');
+    expect(queries).toHaveLength(2);
+  });
+
+  it('rejects every read of a failed query, and the next turn reads again', async () => {
+    let failing = true;
+    const { read } = counted(() => failing);
+    const results = await Promise.allSettled([read(owner, things[3]!.uuid), read(owner, things[4]!.uuid)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    failing = false;
+    expect((await read(owner, things[3]!.uuid))?.value).toBe('thing-3');
+  });
+});
