@@ -42,8 +42,9 @@ async function load(url: string, setup: (request: autocannon.Request) => autocan
 }
 
 /**
- * CONNECTIONS concurrent loops of the platform's own order read (READ_ORDER_SQL, by primary key) for
- * SECONDS, without HTTP around it: the database's limit for what a GET does.
+ * CONNECTIONS concurrent loops of the single-order read (READ_ORDER_SQL, by primary key) for SECONDS,
+ * without HTTP around it: the database's limit at one query per read. (The server coalesces the
+ * reads of one event-loop turn into one query, see batched-reads.ts.)
  */
 async function primaryKeyLoop(db: Database, uuids: string[], merchantId: string): Promise<Figures> {
   const latencies: number[] = [];
