@@ -2,6 +2,7 @@
 import { isAddress } from './addresses.js';
 import { ConfigError, configFrom, parseFlags, SETTING_OPTIONS, settingsHelp, type Config } from './config.js';
 import { parseDecimalUnits } from './money.js';
+import type { MerchantCredentials } from './secrets.js';
 import { openPlatform, type Platform } from './platform.js';
 import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals.js';
 import { CALLBACK_STATES, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from './callbacks/operator.js';
@@ -9,6 +10,7 @@ import { CALLBACK_STATES, formatCallback, listCallbacks, redeliverCallback, type
 const USAGE = `usage:
   partner-api serve [--mode sandbox|live] [settings]
   partner-api merchants create --name NAME [--json] [settings]
+  partner-api merchants rotate-secrets --api-key KEY [--json] [settings]
   partner-api withdrawals create --api-key KEY --external-id ID --amount 12.5 --blockchain Tron|Ethereum --destination-address ADDR [--json] [settings]
   partner-api withdrawals set-status --uuid UUID --status PENDING|DONE|FAILED [--json] [settings]
   partner-api callbacks list [--order UUID] [--state pending|delivered|gone|failed] [--limit N] [--json] [settings]
@@ -29,6 +31,11 @@ function required(flags: Flags, name: string): string {
 
 function print(flags: Flags, value: unknown, text: string) {
   process.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
+}
+
+/** A merchant's credentials, shown once: as JSON, or a line each. */
+function printCredentials(flags: Flags, credentials: MerchantCredentials & { name: string }) {
+  print(flags, credentials, Object.entries(credentials).map(([k, v]) => `${k}: ${v}`).join('\n'));
 }
 
 async function withPlatform<T>(config: Config, work: (platform: Platform) => Promise<T>): Promise<T> {
@@ -123,7 +130,14 @@ async function run(argv: string[]) {
     const name = required(flags, 'name');
     if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
     const credentials = await withPlatform(config, (p) => p.merchants.create(name));
-    print(flags, credentials, Object.entries(credentials).map(([k, v]) => `${k}: ${v}`).join('\n'));
+    printCredentials(flags, credentials);
+    return;
+  }
+  if (command === 'merchants' && sub === 'rotate-secrets') {
+    const apiKey = required(flags, 'api-key');
+    const credentials = await withPlatform(config, (p) => p.merchants.rotateSecrets(apiKey));
+    if (!credentials) throw new UsageError(`no merchant has the API key ${apiKey}`);
+    printCredentials(flags, credentials);
     return;
   }
   if (command === 'withdrawals' && sub === 'create') {

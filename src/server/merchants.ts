@@ -35,6 +35,18 @@ export class Merchants {
     return { name, ...this.secrets.credentials({ id, apiKey, secretVersion: 1 }) };
   }
 
+  /**
+   * New API and callback secrets for a merchant (its secret version moves on); the old ones stop
+   * working. Undefined when no merchant has this API key.
+   */
+  async rotateSecrets(apiKey: string): Promise<(MerchantCredentials & { name: string }) | undefined> {
+    const [row] = await this.db.query<MerchantRow>(
+      'UPDATE merchants SET secret_version = secret_version + 1 WHERE api_key = $1 RETURNING id, name, api_key, secret_version',
+      [apiKey],
+    );
+    return row && { name: row.name, ...this.credentials(toMerchant(row)) };
+  }
+
   async byApiKey(apiKey: string): Promise<Merchant | undefined> {
     const [row] = await this.db.query<MerchantRow>('SELECT id, name, api_key, secret_version FROM merchants WHERE api_key = $1', [apiKey]);
     return row && toMerchant(row);

@@ -1,7 +1,7 @@
 // Merchant secrets are never stored: each is an HMAC of the server's master key over the merchant's
 // public identifiers and a version. The database alone reveals no secret, and the operator can
-// print a merchant's credentials again from the master key. A new secret_version would rotate both
-// (no command does that yet).
+// print a merchant's credentials again from the master key. A new secret_version rotates both
+// (`partner-api merchants rotate-secrets`).
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

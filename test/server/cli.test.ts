@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient } from '../../src/client/index.js';
 import { signRequest } from '../../src/signing/index.js';
-import { PARTNER_API_BIN as BIN, startPartnerApi } from '../support/partner-api.js';
+import { PARTNER_API_BIN as BIN, startPartnerApi, type Credentials } from '../support/partner-api.js';
 import type { Started } from '../support/processes.js';
 import { orderRequest } from '../fixtures/orders.js';
 
@@ -73,6 +73,31 @@ describe('operator commands', () => {
       apiSecret: expect.stringMatching(/^sk_test_/),
       callbackSecret: expect.stringMatching(/^whsec_/),
     });
+  });
+
+  it("rotates a merchant's secrets: the old API secret is refused, the new one works", async () => {
+    const env = { DATA_DIR: freshDataDir() };
+    const before = JSON.parse((await cli(['merchants', 'create', '--name', 'R', '--json'], env)).stdout) as Credentials & { merchantId: string };
+    const rotated = await cli(['merchants', 'rotate-secrets', '--api-key', before.apiKey, '--json'], env);
+    expect(rotated.code).toBe(0);
+    const after = JSON.parse(rotated.stdout) as Credentials & { merchantId: string };
+    expect(after).toMatchObject({ name: 'R', merchantId: before.merchantId, apiKey: before.apiKey, apiSecret: expect.stringMatching(/^sk_test_/) });
+    expect(after.apiSecret).not.toBe(before.apiSecret);
+    expect(after.callbackSecret).not.toBe(before.callbackSecret);
+    const unknown = await cli(['merchants', 'rotate-secrets', '--api-key', 'pk_test_nobody'], env);
+    expect(unknown.code).toBe(64);
+    expect(unknown.stderr).toMatch(/no merchant has the API key pk_test_nobody/);
+
+    const platform = await startPartnerApi({ ...env, LOG_LEVEL: 'silent' });
+    try {
+      const old = await platform.client(before).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-old') });
+      expect(old.response.status).toBe(401);
+      expect(old.error).toMatchObject({ code: 'invalid_signature' });
+      const fresh = await platform.client(after).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-new') });
+      expect(fresh.response.status).toBe(201);
+    } finally {
+      await platform.stop();
+    }
   });
 
   it('creates a withdrawal and moves its status once', async () => {
