@@ -15,12 +15,15 @@ interface Key {
   uuid: string;
 }
 
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Keys per query at most: bounds the statement's parameter and the rows held for one batch. */
 const MAX_BATCH = 256;
 
 /**
  * `selectByUuids` must select the columns `uuid` and `merchant_id` and take the uuids as `$1`
- * (`WHERE uuid = ANY($1::uuid[])`). A row of another merchant reads as undefined, like a missing one.
+ * (`WHERE uuid = ANY($1::uuid[])`). A row of another merchant reads as undefined, like a missing one,
+ * and so does an id that is not a uuid.
  */
 export function batchedOwnedReads<Row extends OwnedRow>(db: Sql, selectByUuids: string): (merchantId: string, uuid: string) => Promise<Row | undefined> {
   const loader = new DataLoader<Key, Row | undefined>(
@@ -35,6 +38,10 @@ export function batchedOwnedReads<Row extends OwnedRow>(db: Sql, selectByUuids: 
     // setImmediate runs after the event loop has read every request that was ready: they all join.
     { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
   );
-  // PostgreSQL prints uuids in lowercase; the contract accepts either case.
-  return (merchantId, uuid) => loader.load({ merchantId, uuid: uuid.toLowerCase() });
+  return async (merchantId, uuid) => {
+    // One id that PostgreSQL cannot cast would fail the whole batch, other callers' reads with it.
+    if (!CANONICAL_UUID.test(uuid)) return undefined;
+    // PostgreSQL prints uuids in lowercase; the contract accepts either case.
+    return loader.load({ merchantId, uuid: uuid.toLowerCase() });
+  };
 }
