@@ -172,7 +172,7 @@ try {
     }
   }
   for (const [kind, r] of results) {
-    rows.push(`| ${kind}: raw primary-key read loop (limit) | ${fmt(r.raw)} |`, `| ${kind}: signed GET order | ${fmt(r.get)} |`, `| ${kind}: signed POST order | ${fmt(r.post)} |`);
+    rows.push(`| ${kind}: raw primary-key read loop, one query per read (limit) | ${fmt(r.raw)} |`, `| ${kind}: signed GET order | ${fmt(r.get)} |`, `| ${kind}: signed POST order | ${fmt(r.post)} |`);
     const lower = Math.min(bare.rps, r.raw.rps);
     ratios.push(`| ${kind} | ${(r.get.rps / lower).toFixed(2)} (${Math.round(r.get.rps)} / ${Math.round(lower)}) | ${(r.post.rps / lower).toFixed(2)} |`);
   }
