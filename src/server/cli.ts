@@ -1,6 +1,7 @@
 // The `partner-api` command: serve the platform, and the operator's commands.
 import { isAddress } from './addresses.js';
 import { ConfigError, configFrom, parseFlags, SETTING_OPTIONS, settingsHelp, type Config } from './config.js';
+import { isUuid } from './ids.js';
 import { parseDecimalUnits } from './money.js';
 import type { MerchantCredentials } from './secrets.js';
 import { openPlatform, type Platform } from './platform.js';
@@ -164,7 +165,7 @@ async function run(argv: string[]) {
     const uuid = required(flags, 'uuid');
     const status = required(flags, 'status') as WithdrawalStatus;
     if (!WITHDRAWAL_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
-    if (!/^[0-9a-f-]{36}$/i.test(uuid)) throw new UsageError('--uuid must be a withdrawal uuid');
+    if (!isUuid(uuid)) throw new UsageError('--uuid must be a withdrawal uuid');
     const result = await withPlatform(config, (p) => p.withdrawals.setStatus(uuid, status));
     if (result === undefined) throw new UsageError(`no withdrawal ${uuid}`);
     if (result === 'refused') throw new UsageError(`withdrawal ${uuid} is final and cannot move to ${status}`);
@@ -175,7 +176,7 @@ async function run(argv: string[]) {
     const state = flags.state as string | undefined;
     if (state !== undefined && !CALLBACK_STATES.includes(state as CallbackState)) throw new UsageError(`--state must be one of ${CALLBACK_STATES.join(', ')}`);
     const order = flags.order as string | undefined;
-    if (order !== undefined && !/^[0-9a-f-]{36}$/i.test(order)) throw new UsageError('--order must be an order uuid');
+    if (order !== undefined && !isUuid(order)) throw new UsageError('--order must be an order uuid');
     const limit = Number(flags.limit ?? 50);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
     const events = await withPlatform(config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, order, limit }));

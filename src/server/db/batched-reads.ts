@@ -3,6 +3,7 @@
 // instead of one per request; at rest a read is a query of its own, with no wait added. Nothing is
 // cached: every read reaches the database after it was asked for.
 import DataLoader from 'dataloader';
+import { isUuid } from '../ids.js';
 import type { Sql } from './database.js';
 
 export interface OwnedRow {
@@ -14,8 +15,6 @@ interface Key {
   merchantId: string;
   uuid: string;
 }
-
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Keys per query at most: bounds the statement's parameter and the rows held for one batch. */
 const MAX_BATCH = 256;
@@ -40,7 +39,7 @@ export function batchedOwnedReads<Row extends OwnedRow>(db: Sql, selectByUuids: 
   );
   return async (merchantId, uuid) => {
     // One id that PostgreSQL cannot cast would fail the whole batch, other callers' reads with it.
-    if (!CANONICAL_UUID.test(uuid)) return undefined;
+    if (!isUuid(uuid)) return undefined;
     // PostgreSQL prints uuids in lowercase; the contract accepts either case.
     return loader.load({ merchantId, uuid: uuid.toLowerCase() });
   };
