@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx, resolved from this package, so the command works from any directory.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../src/server/cli.ts');
+// The `partner-api` command: the compiled platform (npm run build writes dist/; the published package ships it).
+try {
+  await import('../dist/server/cli.js');
+} catch (error) {
+  if (error?.code === 'ERR_MODULE_NOT_FOUND' && String(error.message).includes('dist/server/cli.js')) {
+    process.stderr.write('partner-api: the platform is not built: run npm run build\n');
+    process.exit(1);
+  }
+  throw error;
+}

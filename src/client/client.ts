@@ -1,4 +1,4 @@
-import createClient, { type Client } from 'openapi-fetch';
+import openapiFetch, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/schema.js';
 import { signingMiddleware, type Clock } from './auth.js';
 
@@ -14,6 +14,10 @@ export interface PartnerClientOptions {
 }
 
 export type PartnerClient = Client<paths>;
+
+// openapi-fetch's CommonJS build sets `exports.default` without an `__esModule` marker, so under
+// require() its default import is the exports object, while under ESM it is the function itself.
+const createClient = (openapiFetch as unknown as { default?: typeof openapiFetch }).default ?? openapiFetch;
 
 /** Thrown by createPartnerClient when its options cannot make a working client. */
 export class PartnerClientConfigError extends TypeError {

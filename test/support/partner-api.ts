@@ -19,7 +19,8 @@ export interface RunningPartnerApi {
   stop(): Promise<void>;
 }
 
-export const PARTNER_API_BIN = 'bin/partner-api.js';
+/** The command run from the sources (the shipped bin runs the build: see test/package). */
+export const PARTNER_API_BIN = 'test/support/partner-api-source.js';
 
 export async function startPartnerApi(env: Record<string, string>, args: string[] = []): Promise<RunningPartnerApi> {
   const started = await startProcess('node', [PARTNER_API_BIN, 'serve', '--port', '0', ...args], /^Ready\. /m, env);

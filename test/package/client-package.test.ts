@@ -1,0 +1,213 @@
+// The client as a merchant's service gets it: `npm pack ./dist/client`, installed through npm into an
+// empty project, then used from plain `node` (ESM and CommonJS) against a real platform that verifies
+// every signature, and type-checked by a strict TypeScript consumer (NodeNext and Bundler).
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPlatform, type TestPlatform } from '../support/platform.js';
+import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, ROOT, run, tarballFiles } from '../support/packages.js';
+
+const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+const contractVersion = JSON.parse(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8')).info.version as string;
+
+let tarball: string;
+let project: string;
+let platform: TestPlatform;
+
+beforeAll(async () => {
+  tarball = await pack(join(ROOT, 'dist/client'));
+  project = await installInEmptyProject(tarball, { type: 'module' });
+  platform = await startTestPlatform('pglite');
+}, 180_000);
+
+afterAll(async () => {
+  await platform?.close();
+});
+
+/** Environment of the consumer programs: where the platform is, and the merchant's credentials. */
+function consumerEnv(externalId: string) {
+  return plainEnv({
+    PARTNER_API_URL: platform.baseUrl,
+    PARTNER_API_KEY: platform.merchant.apiKey,
+    PARTNER_API_SECRET: platform.merchant.apiSecret,
+    EXTERNAL_ID: externalId,
+  });
+}
+
+// Creates an order, reads it back and prints both as JSON; a refused signature would be a 401 problem.
+const CREATE_AND_READ = `
+  const partner = createPartnerClient({
+    baseUrl: process.env.PARTNER_API_URL,
+    apiKey: process.env.PARTNER_API_KEY,
+    apiSecret: process.env.PARTNER_API_SECRET,
+  });
+  const created = await partner.POST('/partner/v1/platforms/orders', {
+    body: { externalId: process.env.EXTERNAL_ID, blockchain: 'Tron', currency: 'USDT', customerId: 'cust-42',
+            callbackUrl: 'https://merchant.example/callbacks/deposits' },
+  });
+  if (created.error) throw new Error('create: ' + JSON.stringify(created.error));
+  const read = await partner.GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: created.data.uuid } } });
+  if (read.error) throw new Error('read: ' + JSON.stringify(read.error));
+  console.log(JSON.stringify({ status: created.response.status, created: created.data, read: read.data }));
+`;
+
+async function expectCreatedAndRead(file: string, externalId: string) {
+  const ran = await run(NODE, [file], { cwd: project, env: consumerEnv(externalId) });
+  expect(ran.stderr).toBe('');
+  expect(ran.code).toBe(0);
+  const result = JSON.parse(ran.stdout);
+  expect(result.status).toBe(201);
+  expect(result.read.uuid).toBe(result.created.uuid);
+  expect(result.created.customerId).toBe('cust-42');
+  expect(result.read.customerId).toBe('cust-42');
+  expect(result.read.address).toBe(result.created.address);
+  expect(result.read.status).toBe('NEW');
+}
+
+describe('the client package (partner-api-client)', () => {
+  it('is a small tarball of the built client and nothing else', async () => {
+    expect(statSync(tarball).size).toBeLessThan(60 * 1024);
+    const files = await tarballFiles(tarball);
+    expect(files.sort()).toEqual(['LICENSE', 'README.md', 'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'package.json']);
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/partner-api-client/package.json'), 'utf8'));
+    expect(manifest.name).toBe('partner-api-client');
+    expect(manifest.version).toBe(contractVersion);
+    expect(Object.keys(manifest.dependencies)).toEqual(['openapi-fetch']);
+    expect(manifest.exports['.'].import.types).toBe('./index.d.ts');
+    expect(manifest.exports['.'].require.types).toBe('./index.d.cts');
+  });
+
+  it('installs openapi-fetch and its own dependency, nothing more', () => {
+    const installed = installedPackages(join(project, 'node_modules')).sort();
+    expect(installed).toEqual(['openapi-fetch', 'openapi-typescript-helpers', 'partner-api-client']);
+    expect(installed.length).toBeLessThanOrEqual(5);
+  });
+
+  it('runs from an .mjs file with plain node: a signed create and read that the platform verifies', async () => {
+    writeFileSync(join(project, 'consumer.mjs'), `import { createPartnerClient } from 'partner-api-client';\n${CREATE_AND_READ}`);
+    await expectCreatedAndRead('consumer.mjs', 'pkg-esm-1');
+  });
+
+  it('runs from a .cjs file with require()', async () => {
+    writeFileSync(
+      join(project, 'consumer.cjs'),
+      `const { createPartnerClient } = require('partner-api-client');\n(async () => {${CREATE_AND_READ}})().catch((e) => { console.error(e); process.exit(1); });`,
+    );
+    await expectCreatedAndRead('consumer.cjs', 'pkg-cjs-1');
+  });
+
+  it('signs what the platform refuses when the secret is wrong (the check is real)', async () => {
+    writeFileSync(join(project, 'consumer.mjs'), `import { createPartnerClient } from 'partner-api-client';\n${CREATE_AND_READ}`);
+    const env = { ...consumerEnv('pkg-bad-secret'), PARTNER_API_SECRET: 'sk_test_not_the_secret' };
+    const ran = await run(NODE, ['consumer.mjs'], { cwd: project, env });
+    expect(ran.code).not.toBe(0);
+    expect(ran.stderr).toContain('invalid_signature');
+  });
+
+  it('verifies a callback signed for tests, from CommonJS too', async () => {
+    writeFileSync(
+      join(project, 'callback.cjs'),
+      `const { verifyCallback, signTestCallback, CallbackVerificationError } = require('partner-api-client');
+       (async () => {
+         const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+         const body = JSON.stringify({ event: 'order.expired', uuid: '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b' });
+         const headers = await signTestCallback(body, secret);
+         const event = await verifyCallback(body, headers, secret);
+         let reason = '';
+         try { await verifyCallback(body + ' ', headers, secret); } catch (e) { reason = e instanceof CallbackVerificationError ? e.reason : 'other'; }
+         console.log(event.event + ' ' + reason);
+       })();`,
+    );
+    const ran = await run(NODE, ['callback.cjs'], { cwd: project });
+    expect(ran.stdout.trim()).toBe('order.expired invalid_signature');
+  });
+
+  for (const moduleResolution of ['NodeNext', 'Bundler'] as const) {
+    it(`type-checks a strict TypeScript consumer under "moduleResolution": "${moduleResolution}"`, async () => {
+      const dir = join(project, `ts-${moduleResolution}`);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'consumer.ts'), TYPED_CONSUMER);
+      writeFileSync(join(dir, 'wrong.ts'), WRONG_CONSUMER);
+      const compilerOptions = {
+        strict: true,
+        noEmit: true,
+        target: 'ES2022',
+        lib: ['ES2022', 'DOM'],
+        types: [],
+        module: moduleResolution === 'NodeNext' ? 'NodeNext' : 'ESNext',
+        moduleResolution,
+        skipLibCheck: false,
+      };
+      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.ts'] }));
+      writeFileSync(join(dir, 'tsconfig.wrong.json'), JSON.stringify({ compilerOptions, files: ['wrong.ts'] }));
+
+      const ok = await run(NODE, [TSC, '-p', 'tsconfig.json'], { cwd: dir });
+      expect(ok.stdout + ok.stderr).toBe('');
+      expect(ok.code).toBe(0);
+      // The types are real: a wrong network and a wrong field type are errors, not `any`.
+      const wrong = await run(NODE, [TSC, '-p', 'tsconfig.wrong.json'], { cwd: dir });
+      expect(wrong.code).not.toBe(0);
+      expect(wrong.stdout).toContain('"Bitcoin"');
+      expect(wrong.stdout).toMatch(/wrong\.ts\(8,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/);
+    });
+  }
+
+  it('passes publint and Are The Types Wrong', async () => {
+    const publint = await run(NODE, [join(ROOT, 'node_modules/publint/src/cli.js'), '--strict', join(ROOT, 'dist/client')]);
+    expect(publint.code, publint.stdout + publint.stderr).toBe(0);
+    expect(publint.stdout).toContain('All good');
+    const attw = await run(NODE, [join(ROOT, 'node_modules/@arethetypeswrong/cli/dist/index.js'), tarball, '--format', 'json']);
+    expect(attw.code, attw.stdout + attw.stderr).toBe(0);
+    const report = JSON.parse(attw.stdout);
+    expect(report.analysis.problems ?? []).toEqual([]);
+  });
+});
+
+const TYPED_CONSUMER = `
+import { createPartnerClient, verifyCallback, CallbackVerificationError, PartnerClientConfigError } from 'partner-api-client';
+import type { CreateDepositOrderRequest, DepositOrder, DepositOrderCallback, Problem, Withdrawal } from 'partner-api-client';
+
+const partner = createPartnerClient({ baseUrl: 'https://sandbox.partner-platform.test', apiKey: 'pk', apiSecret: 'sk' });
+
+export async function createOrder(request: CreateDepositOrderRequest): Promise<DepositOrder> {
+  const { data, error } = await partner.POST('/partner/v1/platforms/orders', { body: request });
+  if (error) throw new Error(explain(error));
+  const read = await partner.GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: data.uuid } } });
+  if (read.error) throw new Error(explain(read.error));
+  const received: number = read.data.receivedAmount;
+  return { ...read.data, receivedAmount: received };
+}
+
+export async function withdrawal(uuid: string): Promise<Withdrawal | undefined> {
+  const { data } = await partner.GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid } } });
+  return data;
+}
+
+export function explain(problem: Problem): string {
+  switch (problem.code) {
+    case 'validation_failed': return (problem.errors ?? []).map((e) => \`\${e.pointer}: \${e.detail}\`).join('; ');
+    case 'timestamp_out_of_window': return \`fix the clock: the server's time is \${problem.serverTime}\`;
+    default: return \`\${problem.status} \${problem.code}: \${problem.detail ?? problem.title}\`;
+  }
+}
+
+export async function onCallback(rawBody: string, headers: Headers, secret: string): Promise<DepositOrderCallback | string> {
+  try {
+    return await verifyCallback(rawBody, headers, secret);
+  } catch (err) {
+    if (err instanceof CallbackVerificationError) return err.reason;
+    if (err instanceof PartnerClientConfigError) return err.message;
+    throw err;
+  }
+}
+`;
+
+const WRONG_CONSUMER = `
+import { createPartnerClient, type DepositOrder } from 'partner-api-client';
+
+const partner = createPartnerClient({ baseUrl: 'https://sandbox.partner-platform.test', apiKey: 'pk', apiSecret: 'sk' });
+export const created = partner.POST('/partner/v1/platforms/orders', {
+  body: { externalId: 'x', blockchain: 'Bitcoin', currency: 'USDT', callbackUrl: 'https://merchant.example/cb' },
+});
+export const amount = (order: DepositOrder): number => order.address;
+`;
