@@ -2,10 +2,10 @@
 // empty project, then used from plain `node` (ESM and CommonJS) against a real platform that verifies
 // every signature, and type-checked by a strict TypeScript consumer (NodeNext and Bundler).
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
-import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, ROOT, run, tarballFiles } from '../support/packages.js';
+import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, removeAll, ROOT, run, tarballFiles } from '../support/packages.js';
 
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const contractVersion = JSON.parse(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8')).info.version as string;
@@ -22,6 +22,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await platform?.close();
+  removeAll(project, dirname(tarball));
 });
 
 /** Environment of the consumer programs: where the platform is, and the merchant's credentials. */

@@ -3,10 +3,10 @@
 // loader, no dev dependency, nothing of this repository on the module path.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient } from '../../src/client/index.js';
-import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, ROOT, run, tarballFiles } from '../support/packages.js';
+import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, removeAll, ROOT, run, tarballFiles } from '../support/packages.js';
 import { startProcess, type Started } from '../support/processes.js';
 
 const DEV_ONLY = ['tsx', 'vitest', 'typescript', 'solc', '@foundry-rs/anvil-linux-amd64', 'autocannon', 'playwright-core', '@redocly/cli', '@stoplight/prism-cli', 'tsup', 'openapi-fetch'];
@@ -25,6 +25,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
+  removeAll(project, dirname(tarball), env.DATA_DIR);
 });
 
 describe('the platform package (partner-api)', () => {

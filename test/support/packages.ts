@@ -1,7 +1,7 @@
 // The packages as users get them: tarballs made by `npm pack` from what `npm run build` wrote, installed
 // through npm into empty projects. `npm test` builds first; run `npm run build` before running these alone.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -87,4 +87,9 @@ export function installedPackages(nodeModules: string): string[] {
     }
   }
   return found;
+}
+
+/** Removes the temporary directories a test made (any of them may be undefined when its setup failed). */
+export function removeAll(...directories: (string | undefined)[]) {
+  for (const directory of directories) if (directory) rmSync(directory, { recursive: true, force: true });
 }
