@@ -34,8 +34,8 @@ export function isUnsupportedTag(error: unknown): boolean {
  * Such a query is split, never retried as it was.
  */
 export function isLogLimitError(error: unknown): boolean {
+  // Not every -32005 is one: Infura also uses it for rate limits, which splitting would only worsen.
   if (!(error instanceof RpcError)) return false;
-  if (error.code === -32005) return true;
   return LOG_LIMIT_PATTERNS.some((pattern) => pattern.test(error.message));
 }
 
