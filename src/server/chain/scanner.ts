@@ -119,6 +119,7 @@ export class ChainScanner {
   private readonly topics = new Map<string, string>();
   private loop: { stop(): Promise<void> } | undefined;
   private stopped = false;
+  private haltReported = false;
 
   constructor(private readonly options: ScannerOptions) {
     this.rpc = new JsonRpcClient(options.chain.rpcUrl);
@@ -221,7 +222,13 @@ export class ChainScanner {
     const { db, network, chain, now, watchWindowSeconds, gauges } = this.options;
     const cursor = await this.cursor();
     gauges?.halted.set({ network }, cursor.halted_at ? 1 : 0);
-    if (cursor.halted_at) return undefined;
+    if (cursor.halted_at) {
+      // Once per process (e.g. after a restart), not on every poll.
+      if (!this.haltReported) this.options.log?.error({ network, haltedAt: cursor.halted_at }, `crediting on ${network} is HALTED: review, then partner-api chain resume --network ${network.toLowerCase()}`);
+      this.haltReported = true;
+      return undefined;
+    }
+    this.haltReported = false;
     const head = await this.confirmedHead();
     const fromBlock = cursor.next_block;
     const lag = head >= fromBlock ? head - fromBlock + 1n : 0n;
@@ -238,6 +245,7 @@ export class ChainScanner {
         await halt(db, network, new Date(now()), `block ${fromBlock - 1n} is now ${last.hash}, but ${cursor.last_block_hash} was scanned: a reorg deeper than ${this.options.confirmations} confirmations`);
         this.options.log?.error({ network, block: String(fromBlock - 1n), scanned: cursor.last_block_hash, now: last.hash }, 'deep reorg: crediting on this network is HALTED until an operator resumes it (partner-api chain resume)');
         gauges?.halted.set({ network }, 1);
+        this.haltReported = true;
         return undefined;
       }
       if (first.parentHash !== last.hash) throw new NodeBehindError(`block ${fromBlock}'s parent is not block ${fromBlock - 1n}: the node's chain changed under the scan; retried next round`);
@@ -254,8 +262,8 @@ export class ChainScanner {
 
     // The node must have had the whole range: a lagging backend answers eth_getLogs for blocks it
     // does not have with nothing, and the cursor would pass deposits that are then lost.
-    const last = await this.requireBlock(toBlock, 'the last block of the range');
-    if (logs.some((log) => BigInt(log.blockNumber) === toBlock && log.blockHash && log.blockHash.toLowerCase() !== last.hash)) {
+    const end = await this.requireBlock(toBlock, 'the last block of the range');
+    if (logs.some((log) => BigInt(log.blockNumber) === toBlock && log.blockHash && log.blockHash.toLowerCase() !== end.hash)) {
       throw new NodeBehindError(`the logs of block ${toBlock} are from another chain than its block: retried next round`);
     }
 
@@ -265,7 +273,7 @@ export class ChainScanner {
       if (locked!.next_block !== fromBlock || locked!.halted_at) return undefined;
       const { credits: credited, refusals } = await creditTransfers(tx, transfers, { now: wallClock, at, watchWindowSeconds });
       for (const { transfer, reason } of refusals) this.options.log?.error({ network, txHash: transfer.txHash, logIndex: transfer.logIndex, to: transfer.to }, `transfer not credited: ${reason}`);
-      await tx.query('UPDATE chain_cursors SET next_block = $2, last_block_hash = $3, updated_at = $4 WHERE network = $1', [network, toBlock + 1n, last.hash, wallClock]);
+      await tx.query('UPDATE chain_cursors SET next_block = $2, last_block_hash = $3, updated_at = $4 WHERE network = $1', [network, toBlock + 1n, end.hash, wallClock]);
       return credited;
     });
     if (!credits) return undefined;
