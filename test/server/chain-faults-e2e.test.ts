@@ -1,6 +1,6 @@
 // Issue 9 through the real `partner-api` process in live mode, on anvil behind the fault proxy (which
 // ignores the address filter throughout): a fake token's transfer to a deposit address is never
-// credited; a reorg deeper than the confirmations halts crediting on the network, shown by /readyz
+// credited; result limits split queries and a lagging backend delays crediting, nothing lost; a reorg deeper than the confirmations halts crediting on the network, shown by /readyz
 // and /metrics; the operator's `chain resume` and `deposits rescan` then credit the new chain's
 // transfer once and never the re-mined one twice.
 import { execFile } from 'node:child_process';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HDKey } from '@scure/bip32';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PartnerClient } from '../../src/client/index.js';
+import type { CreatedDepositOrder, PartnerClient } from '../../src/client/index.js';
 import { startChain, type Chain, type Hex, type Token } from '../support/chain.js';
 import { PARTNER_API_BIN as BIN, startPartnerApi, type RunningPartnerApi } from '../support/partner-api.js';
 import { startFaultProxy, type FaultProxy } from '../support/rpc-fault-proxy.js';
@@ -101,6 +101,30 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
       await sleep(200);
     }
   }
+
+  it('credits every transfer once through a provider\'s result limits and a lagging backend', async () => {
+    const orders: CreatedDepositOrder[] = [];
+    for (const label of ['limits-1', 'limits-2']) orders.push((await client.POST('/partner/v1/platforms/orders', { body: orderRequest(label, { blockchain: 'Ethereum' }) })).data!);
+    const [s1, s2, s3] = chain.accounts.slice(1, 4) as [Hex, Hex, Hex];
+    // Alchemy's limit at one log per query, and a backend 3 blocks behind for logs and blocks.
+    proxy.faults = { ignoreAddressFilter: true, logLimit: { provider: 'alchemy', maxLogs: 1 }, lag: { blocks: 3, methods: ['eth_getLogs', 'eth_getBlockByNumber'] } };
+    await token.transfer(s1, orders[0]!.address.toLowerCase(), 11_000_000n);
+    await token.transfer(s2, orders[1]!.address.toLowerCase(), 12_000_000n);
+    await fake.transfer(s3, orders[1]!.address.toLowerCase(), 99_000_000n);
+    await token.transfer(s3, orders[0]!.address.toLowerCase(), 3n);
+    await chain.mine(CONFIRMATIONS);
+    await waitFor('queries split', async () => (proxy.calls.some((c) => c.refused === 'alchemy result limit') ? true : undefined));
+    await waitFor('the lagging backend refused', async () => (proxy.calls.some((c) => c.refused === 'block beyond the lagging head') ? true : undefined));
+    await sleep(1_500);
+    // The newest confirmed block is beyond the lagging backend: no range is committed, nothing skipped.
+    expect([await received(orders[0]!.uuid), await received(orders[1]!.uuid)]).toEqual([0, 0]);
+    proxy.faults = { ignoreAddressFilter: true, logLimit: { provider: 'alchemy', maxLogs: 1 } };
+    await waitFor('every transfer credited', async () => ((await received(orders[0]!.uuid)) === 11_000_003 && (await received(orders[1]!.uuid)) === 12_000_000 ? true : undefined));
+    await chain.mine(3);
+    await sleep(2_000); // further scans credit nothing twice
+    expect([await received(orders[0]!.uuid), await received(orders[1]!.uuid)]).toEqual([11_000_003, 12_000_000]);
+    proxy.faults = { ignoreAddressFilter: true };
+  }, 60_000);
 
   it('halts on a deep reorg, shows it, and after resume and rescan credits every transfer exactly once', async () => {
     const { data: order } = await client.POST('/partner/v1/platforms/orders', { body: orderRequest('halt-1', { blockchain: 'Ethereum' }) });
