@@ -248,7 +248,7 @@ async function scanWithoutDeposits(db: Database, f: Fixtures): Promise<HeadFigur
     for (const x of scanners) x.emptyRangeMs = await once(x.s, EMPTY_RANGE);
   } finally {
     await f.chain.revert(snapshot);
-    await db.query('UPDATE chain_cursors SET next_block = $1', [f.endBlock + 1n]);
+    await db.query('UPDATE chain_cursors SET next_block = $1, last_block_hash = NULL', [f.endBlock + 1n]); // the reverted blocks' hashes are gone
   }
   const watched = await db.query<{ blockchain: Network; n: bigint }>('SELECT blockchain, count(*) AS n FROM deposit_orders GROUP BY blockchain');
   return scanners.map(({ network, times, emptyRangeMs }) => {

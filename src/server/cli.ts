@@ -7,6 +7,7 @@ import type { MerchantCredentials } from './secrets.js';
 import { openPlatform, type Platform } from './platform.js';
 import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals.js';
 import { CALLBACK_STATES, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from './callbacks/operator.js';
+import { chainResumeCommand, depositsRescanCommand } from './chain/operator.js';
 
 const USAGE = `usage:
   partner-api serve [--mode sandbox|live] [settings]
@@ -16,6 +17,8 @@ const USAGE = `usage:
   partner-api withdrawals set-status --uuid UUID --status PENDING|DONE|FAILED [--json] [settings]
   partner-api callbacks list [--order UUID] [--state pending|delivered|gone|failed] [--limit N] [--json] [settings]
   partner-api callbacks redeliver --webhook-id ID [--json] [settings]
+  partner-api deposits rescan --order UUID [--from-block N] [--json] [settings]
+  partner-api chain resume --network tron|ethereum [--from-block N] [--json] [settings]
 
 settings (flag, or environment variable):
 ${settingsHelp()}`;
@@ -123,6 +126,8 @@ async function run(argv: string[]) {
     state: { type: 'string' as const },
     limit: { type: 'string' as const },
     'webhook-id': { type: 'string' as const },
+    'from-block': { type: 'string' as const },
+    network: { type: 'string' as const },
   };
   const flags = parseFlags(rest, commandOptions);
   const config = configFrom(flags, process.env);
@@ -188,6 +193,12 @@ async function run(argv: string[]) {
     const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId, new Date()));
     if (!event) throw new UsageError(`no callback ${webhookId}`);
     print(flags, event, `callback ${webhookId} will be delivered again (same webhook-id)`);
+    return;
+  }
+  if ((command === 'deposits' && sub === 'rescan') || (command === 'chain' && sub === 'resume')) {
+    const work = command === 'chain' ? chainResumeCommand : depositsRescanCommand;
+    const { value, text } = await withPlatform(config, (p) => work(p, flags, (message) => new UsageError(message)));
+    print(flags, value, text);
     return;
   }
   throw new UsageError(command ? `unknown command: ${[command, sub].filter(Boolean).join(' ')}` : 'a command is required');

@@ -1,5 +1,6 @@
 // Crediting deposits and the order lifecycle (DESIGN §5). One path for chain transfers and the
-// sandbox helper: each transfer is credited exactly once (unique network + tx hash + log index),
+// sandbox helper: each transfer is credited exactly once (unique network + tx hash + order + the
+// transfer's ordinal in its transaction, which survives a re-mining),
 // receivedAmount is the exact integer sum, and every credit or expiry writes its callback to the
 // outbox in the same transaction.
 import type { Network } from './addresses.js';
@@ -13,7 +14,11 @@ export interface Transfer {
   /** As the network writes it: 0x-hex on Ethereum, bare hex on Tron. */
   txHash: string;
   logIndex: number;
+  /** The n-th (from 0) transfer of this transaction to this address, in log order: unlike the log
+   * index, it stays the same when the transaction is re-mined elsewhere after a reorg. */
+  ordinal?: number;
   blockNumber: bigint;
+  blockHash?: string;
   /** The deposit address in the platform's form (EIP-55 or Tron base58). */
   to: string;
   amount: bigint;
@@ -39,6 +44,8 @@ export interface CreditTimes {
   /** The time the transfers happened (their block's), against which the watch window is judged. */
   at: Date;
   watchWindowSeconds: number;
+  /** Credits an order whatever its watch window (an operator's rescan of one order). */
+  anyTime?: boolean;
 }
 
 /** The largest amount or total that a JSON number carries exactly. */
@@ -61,7 +68,7 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
     if (transfer.amount <= 0n) continue;
     const [order] = await tx.query<{ uuid: string; received_amount: bigint }>(
       'SELECT uuid, received_amount FROM deposit_orders WHERE blockchain = $1 AND address = $2 AND expired_at > $3',
-      [transfer.network, transfer.to, watchedSince(times.at, times.watchWindowSeconds)],
+      [transfer.network, transfer.to, times.anyTime ? new Date(0) : watchedSince(times.at, times.watchWindowSeconds)],
     );
     if (!order) continue;
     if (order.received_amount + transfer.amount > MAX_AMOUNT) {
@@ -69,10 +76,10 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
       continue;
     }
     const [inserted] = await tx.query(
-      `INSERT INTO deposits (network, tx_hash, log_index, block_number, order_uuid, amount, source)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (network, tx_hash, log_index) DO NOTHING RETURNING id`,
-      [transfer.network, transfer.txHash, transfer.logIndex, transfer.blockNumber, order.uuid, transfer.amount, transfer.source],
+      `INSERT INTO deposits (network, tx_hash, log_index, transfer_ordinal, block_number, block_hash, order_uuid, amount, source)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (network, tx_hash, order_uuid, transfer_ordinal) DO NOTHING RETURNING id`,
+      [transfer.network, transfer.txHash, transfer.logIndex, transfer.ordinal ?? 0, transfer.blockNumber, transfer.blockHash ?? null, order.uuid, transfer.amount, transfer.source],
     );
     if (!inserted) continue;
     // NEW or EXPIRED becomes DONE once the confirmed total reaches minAmount: a late payment is honoured.

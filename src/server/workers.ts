@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { expireOrders } from './deposits.js';
 import { runRepeatedly } from './loop.js';
+import type { ScannerGauges } from './chain/scanner.js';
 import type { SecretKeeper } from './secrets.js';
 import type { Clock } from './time.js';
 
@@ -17,15 +18,15 @@ export interface Workers {
 
 const EXPIRY_BATCH = 500;
 
-type Log = { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+type Log = { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
 /** Starts the workers; refuses (ScannerStartError) a network that cannot be scanned safely. */
-export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Log }): Promise<Workers> {
+export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Log; gauges?: ScannerGauges }): Promise<Workers> {
   const { config, db, now, log } = deps;
   const scanners = (['Tron', 'Ethereum'] as const).flatMap((network) => {
     const { chain, confirmations } = config.networks[network];
     if (!chain) return [];
-    return [new ChainScanner({ network, chain, confirmations, watchWindowSeconds: config.watchWindowSeconds, db, now, ...(log ? { log } : {}) })];
+    return [new ChainScanner({ network, chain, confirmations, watchWindowSeconds: config.watchWindowSeconds, db, now, ...(log ? { log } : {}), ...(deps.gauges ? { gauges: deps.gauges } : {}) })];
   });
   for (const scanner of scanners) await scanner.prepare();
   const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });

@@ -2,9 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { addressTopic, ChainScanner, logToTransfer, ScannerStartError, TRANSFER_TOPIC } from '../../src/server/chain/scanner.js';
+import { acceptedTransfers, addressTopic, ChainScanner, logToTransfer, ScannerStartError, TRANSFER_TOPIC } from '../../src/server/chain/scanner.js';
 import { USDT_CONTRACTS, type ChainConfig } from '../../src/server/config.js';
-import { JsonRpcClient, type RpcLog } from '../../src/server/chain/rpc.js';
+import { isLogLimitError, isUnsupportedTag, JsonRpcClient, RpcError, suggestedRange, type RpcLog } from '../../src/server/chain/rpc.js';
+import { resumeNetwork } from '../../src/server/chain/halt.js';
 import { startFakeChain, type FakeChain } from '../support/fake-rpc.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { orderRequest } from '../fixtures/orders.js';
@@ -91,8 +92,8 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
     expect(await s.scanOnce()).toMatchObject({ fromBlock: 99n, toBlock: 99n });
     expect((await read(b.uuid)).receivedAmount).toBe(8);
 
-    await t.db.query("UPDATE chain_cursors SET next_block = 90 WHERE network = 'Ethereum'");
-    await s.scanOnce();
+    await resumeNetwork(t.db, 'Ethereum', 90n); // the operator's rewind
+    expect(await s.scanOnce()).toMatchObject({ fromBlock: 90n, toBlock: 99n });
     expect((await read(a.uuid)).receivedAmount).toBe(10_000_000);
     expect((await read(b.uuid)).receivedAmount).toBe(8);
     const [deposits] = await t.db.query<{ n: bigint }>('SELECT count(*)::bigint AS n FROM deposits WHERE order_uuid IN ($1, $2)', [a.uuid, b.uuid]);
@@ -246,7 +247,7 @@ describe('the scanner on a Tron node (fixtures in Tron\'s JSON-RPC format)', () 
         now: Date.now,
       });
       while (await scanner.scanOnce());
-      await t.db.query("UPDATE chain_cursors SET next_block = $1 WHERE network = 'Tron'", [0x4ee2908]);
+      await resumeNetwork(t.db, 'Tron', BigInt(0x4ee2908));
       while (await scanner.scanOnce()); // scanned again: nothing is credited twice
       const read = async (uuid: string) => (await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!;
       expect(await read(orders[0]!.uuid)).toMatchObject({ receivedAmount: 3_000_000, status: 'DONE' });
@@ -261,5 +262,55 @@ describe('the scanner on a Tron node (fixtures in Tron\'s JSON-RPC format)', () 
       await t.close();
       await chain.close();
     }
+  });
+});
+
+describe('acceptedTransfers', () => {
+  it('keeps only the token\'s Transfers to requested addresses, drops a log answered twice, and numbers each transaction\'s transfers to an address', () => {
+    const to = '0x9858EfFD232B4033E47d90003D41EC34EcaEda94';
+    const tx = '0x' + 'ee'.repeat(32);
+    const first = transferLog('Ethereum', to, 1n, 5, 3, tx);
+    const second = transferLog('Ethereum', to, 2n, 5, 8, tx);
+    const foreignToken = { ...transferLog('Ethereum', to, 9n, 5, 4), address: '0x' + 'cc'.repeat(20) };
+    const notAsked = transferLog('Ethereum', '0x' + '12'.repeat(20), 9n, 5, 5);
+    const { transfers, ignored } = acceptedTransfers('Ethereum', [second, foreignToken, first, notAsked, { ...first }], TOKEN, new Set([addressTopic('Ethereum', to)]));
+    expect(transfers.map((t) => [t.logIndex, t.ordinal, t.amount])).toEqual([
+      [3, 0, 1n],
+      [8, 1, 2n],
+    ]);
+    expect(ignored).toBe(3);
+  });
+});
+
+describe('recognising node errors', () => {
+  const error = (code: number | undefined, message: string, status?: number) => new RpcError(message, code, status);
+  const tronFixture = JSON.parse(readFileSync(new URL('../fixtures/tron/eth_getLogs.exceed-block-range.json', import.meta.url), 'utf8')) as { error: { code: number; message: string } };
+
+  it('splits on the result and range limits providers send, and on nothing else', () => {
+    const limits = [
+      error(-32005, 'query returned more than 10000 results'), // geth, java-tron
+      error(-32005, 'query returned more than 10000 results. Try with this block range [0x30A4E4, 0x30A6F1].'), // Infura
+      error(-32602, 'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range and no limit on the response size, or you can request any block range with a cap of 10K logs in the response. Based on your parameters, this block range should work: [0x1, 0x2]'), // Alchemy
+      error(-32602, 'eth_getLogs is limited to a 10,000 range'), // QuickNode
+      error(-32600, 'block range is too wide'), // Ankr
+      error(-32000, 'exceed maximum block range: 50000'),
+      error(tronFixture.error.code, tronFixture.error.message), // TronGrid
+      error(-32000, 'query exceeds max results 20000'),
+    ];
+    for (const e of limits) expect(isLogLimitError(e), e.message).toBe(true);
+    const others = [error(-32005, 'daily request count exceeded, request rate limited'), error(undefined, 'eth_getLogs: HTTP 429', 429), error(-32000, 'header not found'), new Error('query returned more than 10000 results')];
+    for (const e of others) expect(isLogLimitError(e), e.message).toBe(false);
+    expect(suggestedRange(limits[2])).toEqual({ from: 1n, to: 2n });
+  });
+
+  it('falls back from `finalized` only when the node says the tag is unsupported', () => {
+    expect(isUnsupportedTag(error(-32601, 'the method eth_getBlockByNumber does not exist/is not available'))).toBe(true);
+    expect(isUnsupportedTag(error(-32602, 'invalid block tag finalized'))).toBe(true);
+    expect(isUnsupportedTag(error(-32000, 'finalized block not found'))).toBe(true); // geth before the merge
+    expect(isUnsupportedTag(error(undefined, 'eth_getBlockByNumber: HTTP 429', 429))).toBe(false);
+    expect(isUnsupportedTag(error(undefined, 'eth_getBlockByNumber: HTTP 503', 503))).toBe(false);
+    expect(isUnsupportedTag(error(-32005, 'rate limit exceeded'))).toBe(false);
+    expect(isUnsupportedTag(error(-32603, 'internal error'))).toBe(false);
+    expect(isUnsupportedTag(new Error('fetch failed'))).toBe(false);
   });
 });

@@ -25,6 +25,9 @@ interface Filter {
 const matches = (wanted: string | string[] | null | undefined, actual: string | undefined) =>
   wanted === null || wanted === undefined || (Array.isArray(wanted) ? wanted.includes(actual ?? '') : wanted === actual);
 
+/** The fake chain's block hashes: one fixed chain, derived from the number. */
+export const blockHash = (number: bigint) => `0x${'b'.repeat(48)}${number.toString(16).padStart(16, '0')}`;
+
 export async function startFakeChain(): Promise<FakeChain> {
   const chain = {
     head: 0n,
@@ -41,7 +44,7 @@ export async function startFakeChain(): Promise<FakeChain> {
     }
     if (method === 'eth_getBlockByNumber') {
       const number = BigInt(params[0] as string);
-      return number > chain.head ? null : { number: params[0], timestamp: `0x${chain.blockTime(number).toString(16)}` };
+      return number > chain.head ? null : { number: params[0], hash: blockHash(number), parentHash: blockHash(number - 1n), timestamp: `0x${chain.blockTime(number).toString(16)}` };
     }
     if (method === 'eth_getLogs') {
       const filter = params[0] as Filter;

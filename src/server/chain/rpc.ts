@@ -5,10 +5,68 @@ export class RpcError extends Error {
   constructor(
     message: string,
     readonly code?: number,
+    /** The HTTP status when the node (or its gateway) answered with an HTTP error, e.g. 429 or 503. */
+    readonly status?: number,
   ) {
     super(message);
     this.name = 'RpcError';
   }
+}
+
+/**
+ * A node that does not know the `finalized` tag (e.g. geth before the merge, or a chain without it):
+ * method not found, or invalid params naming the tag. Anything else (429, 5xx, a timeout) is a
+ * failure of this round, never a reason to count confirmations instead.
+ */
+export function isUnsupportedTag(error: unknown): boolean {
+  if (!(error instanceof RpcError) || error.code === undefined) return false;
+  if (error.code === -32601) return true;
+  return (error.code === -32602 || error.code === -32000) && /block tag|unknown block|finalized|not supported|invalid block/i.test(error.message);
+}
+
+/**
+ * An eth_getLogs refused for its size, as providers write it: geth/Infura/Erigon and java-tron
+ * (-32005 "query returned more than 10000 results", Infura adding "Try with this block range
+ * [0x…, 0x…]"), Alchemy ("Log response size exceeded … this block range should work: [0x…, 0x…]"),
+ * QuickNode and others ("eth_getLogs is limited to a 10,000 range", "block range is too wide",
+ * "exceed maximum block range"), java-tron/TronGrid ("exceed max block range: 5000", and its topic
+ * and address limits), Besu/Nethermind/llamarpc ("query exceeds max results", "too many logs").
+ * Such a query is split, never retried as it was.
+ */
+export function isLogLimitError(error: unknown): boolean {
+  // Not every -32005 is one: Infura also uses it for rate limits, which splitting would only worsen.
+  if (!(error instanceof RpcError)) return false;
+  return LOG_LIMIT_PATTERNS.some((pattern) => pattern.test(error.message));
+}
+
+const LOG_LIMIT_PATTERNS = [
+  /query returned more than \d+ results/i,
+  /log response size exceeded/i,
+  /response size (exceeded|should not)/i,
+  /block range (is )?too (wide|large)/i,
+  /block range limit exceeded/i,
+  /exceeds? (the )?max(imum)? block range/i,
+  /exceed max block range/i,
+  /limited to (a )?[\d,.]+ (block )?range/i,
+  /query exceeds max results/i,
+  /logs matched by query exceeds limit/i,
+  /too many (logs|results|blocks)/i,
+  /exceed max (topics|addresses|sub ?topics)/i,
+  /range (is )?too large/i,
+];
+
+/** The block range a provider's error suggests ("this block range should work: [0x1, 0x2]"), if any. */
+export function suggestedRange(error: unknown): { from: bigint; to: bigint } | undefined {
+  const match = /\[\s*(0x[0-9a-f]+)\s*,\s*(0x[0-9a-f]+)\s*\]/i.exec(error instanceof Error ? error.message : '');
+  return match ? { from: BigInt(match[1]!), to: BigInt(match[2]!) } : undefined;
+}
+
+export interface RpcBlock {
+  number: bigint;
+  hash: string;
+  parentHash: string;
+  /** UNIX seconds. */
+  timestamp: number;
 }
 
 export interface RpcLog {
@@ -16,6 +74,7 @@ export interface RpcLog {
   topics: string[];
   data: string;
   blockNumber: string;
+  blockHash?: string;
   transactionHash: string;
   logIndex: string;
   removed?: boolean;
@@ -57,7 +116,7 @@ export class JsonRpcClient {
       body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
       signal: AbortSignal.timeout(this.timeoutMs),
     });
-    if (!response.ok) throw new RpcError(`${method}: HTTP ${response.status}`);
+    if (!response.ok) throw new RpcError(`${method}: HTTP ${response.status}`, undefined, response.status);
     const reply = (await response.json()) as { result?: T; error?: { code: number; message: string } };
     if (reply.error) throw new RpcError(`${method}: ${reply.error.message}`, reply.error.code);
     if (reply.result === undefined) throw new RpcError(`${method}: no result`);
@@ -68,22 +127,30 @@ export class JsonRpcClient {
     return BigInt(await this.call<string>('eth_blockNumber', []));
   }
 
-  /** The node's finalized block, or undefined when it does not know the tag. */
+  /** The node's finalized block, or undefined when it does not know the tag; any other failure throws. */
   async finalizedBlock(): Promise<bigint | undefined> {
     try {
       const block = await this.call<{ number: string } | null>('eth_getBlockByNumber', ['finalized', false]);
-      return block ? BigInt(block.number) : undefined;
+      if (!block) throw new RpcError('eth_getBlockByNumber: the node has no finalized block');
+      return BigInt(block.number);
     } catch (error) {
-      if (error instanceof RpcError) return undefined;
+      if (isUnsupportedTag(error)) return undefined;
       throw error;
     }
   }
 
+  /** A block by number, or undefined when the node does not have it (yet). */
+  async block(number: bigint): Promise<RpcBlock | undefined> {
+    const found = await this.call<{ number: string; hash: string; parentHash: string; timestamp: string } | null>('eth_getBlockByNumber', [hex(number), false]);
+    if (!found) return undefined;
+    return { number: BigInt(found.number), hash: found.hash.toLowerCase(), parentHash: found.parentHash.toLowerCase(), timestamp: Number(BigInt(found.timestamp)) };
+  }
+
   /** A block's timestamp (UNIX seconds). */
-  async blockTimestamp(block: bigint): Promise<number> {
-    const found = await this.call<{ timestamp: string } | null>('eth_getBlockByNumber', [hex(block), false]);
-    if (!found) throw new RpcError(`eth_getBlockByNumber: no block ${block}`);
-    return Number(BigInt(found.timestamp));
+  async blockTimestamp(number: bigint): Promise<number> {
+    const found = await this.block(number);
+    if (!found) throw new RpcError(`eth_getBlockByNumber: no block ${number}`);
+    return found.timestamp;
   }
 
   getLogs(filter: LogFilter): Promise<RpcLog[]> {

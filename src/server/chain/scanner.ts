@@ -7,7 +7,8 @@ import type { Database } from '../db/database.js';
 import { creditTransfers, watchedAddresses, type Credit, type Transfer } from '../deposits.js';
 import type { Clock } from '../time.js';
 import { runRepeatedly } from '../loop.js';
-import { JsonRpcClient, type RpcLog } from './rpc.js';
+import { halt } from './halt.js';
+import { isLogLimitError, JsonRpcClient, suggestedRange, type RpcBlock, type RpcLog } from './rpc.js';
 
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -33,10 +34,37 @@ export function logToTransfer(network: Network, log: RpcLog): Transfer | undefin
     txHash: network === 'Tron' ? hash.replace(/^0x/, '') : hash,
     logIndex: Number(BigInt(log.logIndex)),
     blockNumber: BigInt(log.blockNumber),
+    ...(log.blockHash ? { blockHash: log.blockHash.toLowerCase() } : {}),
     to: topicAddress(network, log.topics[2]!),
     amount: BigInt(log.data === '0x' ? 0 : log.data),
     source: 'chain',
   };
+}
+
+/**
+ * The transfers a scan may credit: Transfer logs of the configured token contract to an address it
+ * asked for, and nothing else, whatever the node answered (a provider that ignores the address or
+ * topic filter must not make a fake token's transfer count as USDT). Each gets its ordinal among its
+ * transaction's transfers to the same address; the rest are counted as ignored.
+ */
+export function acceptedTransfers(network: Network, logs: readonly RpcLog[], tokenContract: string, requestedTopics: ReadonlySet<string>): { transfers: Transfer[]; ignored: number } {
+  const transfers: Transfer[] = [];
+  let ignored = 0;
+  const unique = new Map(logs.map((log) => [`${log.transactionHash.toLowerCase()}/${BigInt(log.logIndex)}`, log]));
+  ignored += logs.length - unique.size; // a node that answered a log twice
+  for (const log of unique.values()) {
+    const transfer = log.address.toLowerCase() === tokenContract.toLowerCase() && requestedTopics.has(log.topics[2]?.toLowerCase() ?? '') ? logToTransfer(network, log) : undefined;
+    if (transfer) transfers.push(transfer);
+    else ignored++;
+  }
+  transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
+  const seen = new Map<string, number>();
+  for (const transfer of transfers) {
+    const key = `${transfer.txHash}/${transfer.to}`;
+    transfer.ordinal = seen.get(key) ?? 0;
+    seen.set(key, transfer.ordinal + 1);
+  }
+  return { transfers, ignored };
 }
 
 /** A network that cannot be scanned safely as configured. */
@@ -52,7 +80,20 @@ export interface ScanResult {
   fromBlock: bigint;
   toBlock: bigint;
   logs: number;
+  /** Logs the node returned that are not the token's Transfers to a requested address. */
+  ignored: number;
   credits: Credit[];
+}
+
+/** The node does not (yet) have a block the scan needs: a lagging backend. Nothing is committed. */
+export class NodeBehindError extends Error {}
+
+/** Gauges a scanner keeps up to date (Prometheus, in the platform). */
+export interface ScannerGauges {
+  /** Confirmed blocks not yet scanned: confirmed head − cursor + 1. */
+  lag: { set(labels: { network: string }, value: number): void };
+  /** 1 while the network is halted after a reorg deeper than its confirmations. */
+  halted: { set(labels: { network: string }, value: number): void };
 }
 
 export interface ScannerOptions {
@@ -62,21 +103,33 @@ export interface ScannerOptions {
   watchWindowSeconds: number;
   db: Database;
   now: Clock;
-  log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  log?: { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  gauges?: ScannerGauges;
+}
+
+interface CursorRow {
+  next_block: bigint;
+  last_block_hash: string | null;
+  halted_at: Date | null;
 }
 
 export class ChainScanner {
-  private readonly rpc: JsonRpcClient;
+  readonly rpc: JsonRpcClient;
   /** Address → topic: decoding base58 for every watched address on every poll is the scan's main cost on Tron. */
   private readonly topics = new Map<string, string>();
   private loop: { stop(): Promise<void> } | undefined;
   private stopped = false;
+  private haltReported = false;
 
   constructor(private readonly options: ScannerOptions) {
     this.rpc = new JsonRpcClient(options.chain.rpcUrl);
   }
 
-  /** The newest block whose transfers count: enough confirmations, or the node's finalized block. */
+  /**
+   * The newest block whose transfers count: enough confirmations, or the node's finalized block.
+   * Only a node that does not know the `finalized` tag falls back to confirmations; any other
+   * failure ends the round (retried at the next), so a rate limit never moves crediting past finality.
+   */
   async confirmedHead(): Promise<bigint> {
     if (this.options.chain.finality === 'finalized') {
       const finalized = await this.rpc.finalizedBlock();
@@ -109,24 +162,45 @@ export class ChainScanner {
     await db.query('INSERT INTO chain_cursors (network, next_block) VALUES ($1, $2) ON CONFLICT (network) DO NOTHING', [network, start < 0n ? 0n : start]);
   }
 
-  private async cursor(): Promise<bigint> {
+  private async cursor(): Promise<CursorRow> {
     await this.prepare();
-    const [row] = await this.options.db.query<{ next_block: bigint }>('SELECT next_block FROM chain_cursors WHERE network = $1', [this.options.network]);
-    return row!.next_block;
+    const [row] = await this.options.db.query<CursorRow>('SELECT next_block, last_block_hash, halted_at FROM chain_cursors WHERE network = $1', [this.options.network]);
+    return row!;
   }
 
-  private async logs(fromBlock: bigint, toBlock: bigint, addresses: string[]): Promise<RpcLog[]> {
+  /** The token's Transfer logs to these addresses, the query split wherever the node refuses its size. */
+  async logs(fromBlock: bigint, toBlock: bigint, addresses: string[]): Promise<RpcLog[]> {
     const { chain } = this.options;
     const out: RpcLog[] = [];
     for (let i = 0; i < addresses.length; i += chain.maxAddressesPerQuery) {
-      if (this.stopped) throw new ScanStoppedError();
-      const topics = addresses.slice(i, i + chain.maxAddressesPerQuery).map((a) => this.topic(a));
-      out.push(...(await this.rpc.getLogs({ fromBlock, toBlock, address: chain.tokenContract, topics: [TRANSFER_TOPIC, null, topics] })));
+      out.push(...(await this.logsSplitting(fromBlock, toBlock, addresses.slice(i, i + chain.maxAddressesPerQuery).map((a) => this.topic(a)))));
     }
     return out;
   }
 
-  private topic(address: string): string {
+  /**
+   * One eth_getLogs; a result- or range-limit error splits the blocks (at the provider's suggested
+   * range if it gives one, else in halves) down to one block, then the address batch down to one
+   * address. Only a single block for a single address that still fails is an error: nothing is skipped.
+   */
+  private async logsSplitting(fromBlock: bigint, toBlock: bigint, topics: string[]): Promise<RpcLog[]> {
+    if (this.stopped) throw new ScanStoppedError();
+    try {
+      return await this.rpc.getLogs({ fromBlock, toBlock, address: this.options.chain.tokenContract, topics: [TRANSFER_TOPIC, null, topics] });
+    } catch (error) {
+      if (!isLogLimitError(error) || (fromBlock === toBlock && topics.length === 1)) throw error;
+      this.options.log?.warn({ network: this.options.network, fromBlock: String(fromBlock), toBlock: String(toBlock), addresses: topics.length, err: (error as Error).message }, 'eth_getLogs refused for its size: splitting the query');
+      if (fromBlock < toBlock) {
+        const suggested = suggestedRange(error);
+        const middle = suggested && suggested.to >= fromBlock && suggested.to < toBlock ? suggested.to : fromBlock + (toBlock - fromBlock) / 2n;
+        return [...(await this.logsSplitting(fromBlock, middle, topics)), ...(await this.logsSplitting(middle + 1n, toBlock, topics))];
+      }
+      const half = Math.ceil(topics.length / 2);
+      return [...(await this.logsSplitting(fromBlock, toBlock, topics.slice(0, half))), ...(await this.logsSplitting(fromBlock, toBlock, topics.slice(half)))];
+    }
+  }
+
+  topic(address: string): string {
     let topic = this.topics.get(address);
     if (topic === undefined) {
       if (this.topics.size >= 1_000_000) this.topics.clear();
@@ -136,33 +210,77 @@ export class ChainScanner {
     return topic;
   }
 
-  /** Scans the next range of confirmed blocks; undefined when there is none yet. */
+  /** A block the scan relies on; a node without it is behind, and the round ends without committing. */
+  async requireBlock(number: bigint, why: string): Promise<RpcBlock> {
+    const block = await this.rpc.block(number);
+    if (!block) throw new NodeBehindError(`the node does not have block ${number} (${why}): a lagging backend; nothing committed, retried next round`);
+    return block;
+  }
+
+  /** Scans the next range of confirmed blocks; undefined when there is none yet, or the network is halted. */
   async scanOnce(): Promise<ScanResult | undefined> {
-    const { db, network, chain, now, watchWindowSeconds } = this.options;
+    const { db, network, chain, now, watchWindowSeconds, gauges } = this.options;
+    const cursor = await this.cursor();
+    gauges?.halted.set({ network }, cursor.halted_at ? 1 : 0);
+    if (cursor.halted_at) {
+      // Once per process (e.g. after a restart), not on every poll.
+      if (!this.haltReported) this.options.log?.error({ network, haltedAt: cursor.halted_at }, `crediting on ${network} is HALTED: review, then partner-api chain resume --network ${network.toLowerCase()}`);
+      this.haltReported = true;
+      return undefined;
+    }
+    this.haltReported = false;
     const head = await this.confirmedHead();
-    const fromBlock = await this.cursor();
+    const fromBlock = cursor.next_block;
+    const lag = head >= fromBlock ? head - fromBlock + 1n : 0n;
+    gauges?.lag.set({ network }, Number(lag));
     if (fromBlock > head) return undefined;
     const toBlock = head < fromBlock + BigInt(chain.maxBlockRange) - 1n ? head : fromBlock + BigInt(chain.maxBlockRange) - 1n;
+
+    // Continuity: the block the cursor last scanned must still be the node's block at that height.
+    // It had its confirmations when it was scanned, so a change means a reorg deeper than them.
+    const first = await this.requireBlock(fromBlock, 'the first block of the range');
+    if (cursor.last_block_hash) {
+      const last = await this.requireBlock(fromBlock - 1n, "the cursor's last block");
+      if (last.hash !== cursor.last_block_hash) {
+        await halt(db, network, new Date(now()), `block ${fromBlock - 1n} is now ${last.hash}, but ${cursor.last_block_hash} was scanned: a reorg deeper than ${this.options.confirmations} confirmations`);
+        this.options.log?.error({ network, block: String(fromBlock - 1n), scanned: cursor.last_block_hash, now: last.hash }, 'deep reorg: crediting on this network is HALTED until an operator resumes it (partner-api chain resume)');
+        gauges?.halted.set({ network }, 1);
+        this.haltReported = true;
+        return undefined;
+      }
+      if (first.parentHash !== last.hash) throw new NodeBehindError(`block ${fromBlock}'s parent is not block ${fromBlock - 1n}: the node's chain changed under the scan; retried next round`);
+    }
+
     const wallClock = new Date(now());
     // The watch window is judged at the range's first block: a scanner catching up after an outage
     // still credits the late payments that were inside their window when they were made.
-    const at = new Date((await this.rpc.blockTimestamp(fromBlock)) * 1000);
+    const at = new Date(first.timestamp * 1000);
     const addresses = await watchedAddresses(db, network, at, watchWindowSeconds);
     const logs = addresses.length > 0 ? await this.logs(fromBlock, toBlock, addresses) : [];
-    const transfers = logs
-      .map((log) => logToTransfer(network, log))
-      .filter((t): t is Transfer => t !== undefined)
-      .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
+    const { transfers, ignored } = acceptedTransfers(network, logs, chain.tokenContract, new Set(addresses.map((a) => this.topic(a))));
+    if (ignored > 0) this.options.log?.warn({ network, fromBlock: String(fromBlock), toBlock: String(toBlock), ignored }, 'logs ignored: not the token contract\'s Transfer to a requested address');
+
+    // The node must have had the whole range: a lagging backend answers eth_getLogs for blocks it
+    // does not have with nothing, and the cursor would pass deposits that are then lost.
+    const end = await this.requireBlock(toBlock, 'the last block of the range');
+    if (logs.some((log) => BigInt(log.blockNumber) === toBlock && log.blockHash && log.blockHash.toLowerCase() !== end.hash)) {
+      throw new NodeBehindError(`the logs of block ${toBlock} are from another chain than its block: retried next round`);
+    }
+
     const credits = await db.transaction(async (tx) => {
       // The cursor row is locked and checked: a second instance that scanned the range meanwhile wins.
-      const [cursor] = await tx.query<{ next_block: bigint }>('SELECT next_block FROM chain_cursors WHERE network = $1 FOR UPDATE', [network]);
-      if (cursor!.next_block !== fromBlock) return undefined;
+      const [locked] = await tx.query<CursorRow>('SELECT next_block, last_block_hash, halted_at FROM chain_cursors WHERE network = $1 FOR UPDATE', [network]);
+      if (locked!.next_block !== fromBlock || locked!.halted_at) return undefined;
       const { credits: credited, refusals } = await creditTransfers(tx, transfers, { now: wallClock, at, watchWindowSeconds });
       for (const { transfer, reason } of refusals) this.options.log?.error({ network, txHash: transfer.txHash, logIndex: transfer.logIndex, to: transfer.to }, `transfer not credited: ${reason}`);
-      await tx.query('UPDATE chain_cursors SET next_block = $2, updated_at = $3 WHERE network = $1', [network, toBlock + 1n, wallClock]);
+      await tx.query('UPDATE chain_cursors SET next_block = $2, last_block_hash = $3, updated_at = $4 WHERE network = $1', [network, toBlock + 1n, end.hash, wallClock]);
       return credited;
     });
-    return credits && { fromBlock, toBlock, logs: logs.length, credits };
+    if (!credits) return undefined;
+    const remaining = head - toBlock;
+    gauges?.lag.set({ network }, Number(remaining));
+    if (remaining >= BigInt(chain.maxBlockRange)) this.options.log?.info?.({ network, fromBlock: String(fromBlock), toBlock: String(toBlock), lag: Number(remaining) }, 'chain scanner catching up');
+    return { fromBlock, toBlock, logs: logs.length, ignored, credits };
   }
 
   start(): void {

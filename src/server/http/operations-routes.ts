@@ -2,7 +2,8 @@
 // and contract served beside the API.
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { haltedNetworks } from '../chain/halt.js';
 import { contractText } from '../contract.js';
 import type { Database } from '../db/database.js';
 import { ProblemError } from './problems.js';
@@ -13,6 +14,7 @@ export interface Metrics {
   registry: Registry;
   requests: Histogram<'method' | 'route' | 'status'>;
   ordersCreated: Counter<'blockchain' | 'outcome'>;
+  chain: { lag: Gauge<'network'>; halted: Gauge<'network'> };
 }
 
 export function createMetrics(): Metrics {
@@ -33,6 +35,10 @@ export function createMetrics(): Metrics {
       labelNames: ['blockchain', 'outcome'],
       registers: [registry],
     }),
+    chain: {
+      lag: new Gauge({ name: 'partner_chain_cursor_lag_blocks', help: 'Confirmed blocks the scanner has not scanned yet (head − cursor), by network', labelNames: ['network'], registers: [registry] }),
+      halted: new Gauge({ name: 'partner_chain_halted', help: '1 while crediting on the network is halted after a reorg deeper than its confirmations', labelNames: ['network'], registers: [registry] }),
+    },
   };
 }
 
@@ -47,12 +53,15 @@ export function operationsRoutes(app: FastifyInstance, deps: { db: Database; met
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
+    let halted;
     try {
-      await deps.db.query('SELECT 1');
-      return { status: 'ready', database: deps.db.kind };
+      halted = await haltedNetworks(deps.db);
     } catch {
       return reply.code(503).send({ status: 'unavailable', database: deps.db.kind });
     }
+    // A network halted after a deep reorg needs an operator: not ready, and it says which.
+    if (halted.length > 0) return reply.code(503).send({ status: 'chain_halted', database: deps.db.kind, halted: halted.map((h) => ({ network: h.network, reason: h.reason })) });
+    return { status: 'ready', database: deps.db.kind };
   });
 
   app.get('/metrics', async (_request, reply) => {

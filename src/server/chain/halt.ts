@@ -1,0 +1,40 @@
+// A network's crediting halted after a reorg deeper than its confirmations (issue 9): what was
+// credited from the replaced blocks may no longer be on the chain, so nothing more is credited on
+// that network until an operator has looked and resumes it (`partner-api chain resume`).
+import type { Network } from '../addresses.js';
+import type { Sql } from '../db/database.js';
+
+export interface HaltedNetwork {
+  network: Network;
+  haltedAt: Date;
+  reason: string;
+}
+
+/** Halts a network's scanner (it stays halted across restarts and on every instance). */
+export async function halt(sql: Sql, network: Network, at: Date, reason: string): Promise<void> {
+  await sql.query('UPDATE chain_cursors SET halted_at = $2, halt_reason = $3 WHERE network = $1 AND halted_at IS NULL', [network, at, reason]);
+}
+
+export async function haltedNetworks(sql: Sql): Promise<HaltedNetwork[]> {
+  const rows = await sql.query<{ network: Network; halted_at: Date; halt_reason: string }>(
+    'SELECT network, halted_at, halt_reason FROM chain_cursors WHERE halted_at IS NOT NULL ORDER BY network',
+  );
+  return rows.map((r) => ({ network: r.network, haltedAt: r.halted_at, reason: r.halt_reason }));
+}
+
+/**
+ * Resumes a halted network after the operator's review: the scanner accepts the node's current chain
+ * at the cursor, and with `fromBlock` scans again from there (e.g. the fork point, so transfers of the
+ * new chain are credited; those credited before and only re-mined are not credited again).
+ * Undefined when the network has no cursor.
+ */
+export async function resumeNetwork(sql: Sql, network: Network, fromBlock?: bigint): Promise<{ wasHalted: boolean; reason: string | null; nextBlock: bigint } | undefined> {
+  const [before] = await sql.query<{ halted_at: Date | null; halt_reason: string | null }>('SELECT halted_at, halt_reason FROM chain_cursors WHERE network = $1', [network]);
+  if (!before) return undefined;
+  const [row] = await sql.query<{ next_block: bigint }>(
+    `UPDATE chain_cursors SET halted_at = NULL, halt_reason = NULL, last_block_hash = NULL, next_block = COALESCE($2, next_block)
+      WHERE network = $1 RETURNING next_block`,
+    [network, fromBlock ?? null],
+  );
+  return { wasHalted: before.halted_at !== null, reason: before.halt_reason, nextBlock: row!.next_block };
+}
