@@ -1,212 +1,185 @@
-// The `partner-api` command: serve the platform, and the operator's commands.
-import { isAddress } from './addresses.js';
-import { ConfigError, configFrom, parseFlags, SETTING_OPTIONS, settingsHelp, type Config } from './config.js';
-import { isUuid } from './ids.js';
-import { parseDecimalUnits } from './money.js';
-import type { MerchantCredentials } from './secrets.js';
-import { openPlatform, type Platform } from './platform.js';
-import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from './withdrawals.js';
-import { CALLBACK_STATES, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from './callbacks/operator.js';
-import { chainResumeCommand, depositsRescanCommand } from './chain/operator.js';
+// The `partner-api` command: finds the command in the table (./cli/commands.ts), parses its flags and
+// the settings, prints help and the version, and turns every failure into one line and an exit code:
+// 0 done, 1 nothing found or refused, 64 usage, 69 database unreachable, 70 unexpected (details with
+// LOG_LEVEL=debug), 78 configuration.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { COMMANDS, type Command, type Flags } from './cli/commands.js';
+import { RefusedError, UsageError } from './cli/errors.js';
+import { ConfigError, configFrom, SETTING_NAMES, settingEnv } from './config.js';
+import { contract } from './contract.js';
+import { DataDirectoryBusyError, MasterKeyMismatchError } from './platform.js';
+import { RescanError } from './chain/rescan.js';
+import { ScannerStartError } from './chain/scanner.js';
+import { InvalidExtendedKeyError } from './addresses.js';
 
-const USAGE = `usage:
-  partner-api serve [--mode sandbox|live] [settings]
-  partner-api merchants create --name NAME [--json] [settings]
-  partner-api merchants rotate-secrets --api-key KEY [--json] [settings]
-  partner-api withdrawals create --api-key KEY --external-id ID --amount 12.5 --blockchain Tron|Ethereum --destination-address ADDR [--json] [settings]
-  partner-api withdrawals set-status --uuid UUID --status PENDING|DONE|FAILED [--json] [settings]
-  partner-api callbacks list [--order UUID] [--state pending|delivered|gone|failed] [--limit N] [--json] [settings]
-  partner-api callbacks redeliver --webhook-id ID [--json] [settings]
-  partner-api deposits rescan --order UUID [--from-block N] [--json] [settings]
-  partner-api chain resume --network tron|ethereum [--from-block N] [--json] [settings]
+const EXIT = { ok: 0, refused: 1, usage: 64, unavailable: 69, software: 70, config: 78 } as const;
 
-settings (flag, or environment variable):
-${settingsHelp()}`;
+/** Errors whose message is written for the operator: printed as they are. */
+const OPERATOR_ERRORS = [RefusedError, DataDirectoryBusyError, MasterKeyMismatchError, RescanError, ScannerStartError, InvalidExtendedKeyError];
 
-class UsageError extends Error {}
+const HELP_FLAGS = { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } } as const;
 
-type Flags = Record<string, string | boolean | undefined>;
-
-function required(flags: Flags, name: string): string {
-  const value = flags[name];
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
-  return value;
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return `partner-api ${pkg.version} (contract ${(contract as unknown as { info: { version: string } }).info.version})`;
 }
 
-function print(flags: Flags, value: unknown, text: string) {
-  process.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
+const name = (command: Command) => command.words.join(' ');
+
+function usageLine(command: Command): string {
+  const flags = Object.entries(command.flags).map(([flag, spec]) => {
+    const text = spec.value ? `--${flag} ${spec.value}` : `--${flag}`;
+    return spec.required ? text : `[${text}]`;
+  });
+  return ['partner-api', name(command), ...flags, '[settings]'].join(' ');
 }
 
-/** A merchant's credentials, shown once: as JSON, or a line each. */
-function printCredentials(flags: Flags, credentials: MerchantCredentials & { name: string }) {
-  print(flags, credentials, Object.entries(credentials).map(([k, v]) => `${k}: ${v}`).join('\n'));
+function flagLines(flags: [string, string][]): string {
+  const width = Math.max(...flags.map(([flag]) => flag.length));
+  return flags.map(([flag, text]) => `  ${flag.padEnd(width)}  ${text}`).join('\n');
 }
 
-async function withPlatform<T>(config: Config, work: (platform: Platform) => Promise<T>): Promise<T> {
-  const platform = await openPlatform(config, { logger: false });
+function commandHelp(command: Command): string {
+  const own = Object.entries(command.flags).map(([flag, spec]): [string, string] => [
+    spec.value ? `--${flag} ${spec.value}` : `--${flag}`,
+    spec.description + (spec.required ? ' (required)' : ''),
+  ]);
+  const settings =
+    command.words[0] === 'serve'
+      ? `settings (flag, or environment variable; the flag wins):\n${flagLines(SETTING_NAMES.map((s) => [`--${s}`, settingEnv(s)]))}`
+      : 'settings: the same flags and environment variables as serve (DATA_DIR or DATABASE_URL, SECRET_KEY, …): partner-api serve --help';
+  return [
+    `partner-api ${name(command)}: ${command.summary}`,
+    '',
+    `usage: ${usageLine(command)}`,
+    '',
+    'flags:',
+    flagLines([...own, ['-h, --help', 'this help'], ['--version', 'the version of partner-api and of its contract']]),
+    '',
+    'example:',
+    `  ${command.example}`,
+    '',
+    settings,
+  ].join('\n');
+}
+
+function overview(commands = COMMANDS, title = 'partner-api: the reference platform of the Partner API, and its operator commands'): string {
+  return [
+    title,
+    '',
+    'commands:',
+    flagLines(commands.map((c) => [name(c), c.summary])),
+    '',
+    'example:',
+    `  ${commands[0]!.example}`,
+    '',
+    `help on a command: partner-api ${name(commands[0]!)} --help, and so on`,
+    'exit codes: 0 done, 1 nothing found or refused, 64 usage error, 69 database unreachable, 70 unexpected error, 78 bad configuration',
+    `version: partner-api --version`,
+  ].join('\n');
+}
+
+/** The command named by the leading words; `rest` is what follows them. */
+function findCommand(words: string[]): { command?: Command; group: Command[]; rest: string[] } {
+  for (const command of COMMANDS) {
+    if (command.words.every((word, i) => words[i] === word)) return { command, group: [command], rest: words.slice(command.words.length) };
+  }
+  const group = COMMANDS.filter((c) => c.words[0] === words[0]);
+  return { group, rest: words.slice(group.length > 0 ? 1 : 0) };
+}
+
+/** parseArgs' messages are long and name our internals: one line, naming the flag as it was typed. */
+function usageFromParseError(error: unknown): UsageError {
+  const { code, message } = error as { code?: string; message: string };
+  const typed = /'(-[^' <]*)/.exec(message)?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return new UsageError(`unknown flag ${typed}`);
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return new UsageError(`${typed} needs a value`);
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return new UsageError(`unexpected argument ${/'([^']*)'/.exec(message)?.[1]}`);
+  return new UsageError(message.split('\n')[0]!);
+}
+
+function parseCommandFlags(command: Command, args: string[]): Flags {
+  const options = {
+    ...Object.fromEntries(SETTING_NAMES.map((s) => [s, { type: 'string' as const }])),
+    ...Object.fromEntries(Object.entries(command.flags).map(([flag, spec]) => [flag, { type: spec.value ? ('string' as const) : ('boolean' as const) }])),
+    ...HELP_FLAGS,
+  };
   try {
-    return await work(platform);
-  } finally {
-    await platform.close();
-  }
-}
-
-function banner(config: Config, url: string, credentials: { apiKey: string; apiSecret: string; callbackSecret: string } | undefined) {
-  const lines = [
-    `Partner API (${config.mode} mode) listening on ${url}`,
-    `  docs:      ${url}/docs`,
-    `  contract:  ${url}/openapi.json`,
-    `  database:  ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`}`,
-  ];
-  if (credentials) {
-    lines.push(
-      'Sandbox merchant (test credentials, never for real funds):',
-      `  API key:          ${credentials.apiKey}`,
-      `  API secret:       ${credentials.apiSecret}`,
-      `  callback secret:  ${credentials.callbackSecret}`,
-      'Deposit addresses come from the public "abandon … about" test wallet: UNSAFE for real funds.',
-    );
-  }
-  lines.push('Ready. SIGTERM or Ctrl+C stops it gracefully.');
-  process.stdout.write(lines.join('\n') + '\n');
-}
-
-async function serve(config: Config) {
-  const platform = await openPlatform(config);
-  let sandbox;
-  if (config.mode === 'sandbox') {
-    const merchant = (await platform.merchants.byName('sandbox')) ?? (await platform.merchants.byApiKey((await platform.merchants.create('sandbox')).apiKey));
-    sandbox = platform.merchants.credentials(merchant!);
-  }
-  const address = await platform.app.fastify.listen({ host: config.host, port: config.port });
-  banner(config, address.replace('[::1]', 'localhost'), sandbox);
-  const log = platform.app.fastify.log;
-  for (const [network, { chain }] of Object.entries(config.networks)) {
-    if (chain) log.info({ network, rpc: new URL(chain.rpcUrl).origin, token: chain.tokenContract }, 'scanning deposits');
-    else if (config.mode === 'live') log.warn({ network }, `no ${network.toUpperCase()}_RPC_URL: deposits on ${network} are not scanned`);
-  }
-  if (config.mode === 'live' && config.callbacks.allowPrivate) log.warn('ALLOW_PRIVATE_CALLBACKS is on: callbacks may reach private and loopback addresses (tests only)');
-  try {
-    await platform.startWorkers();
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Flags;
   } catch (error) {
-    await platform.close();
+    throw usageFromParseError(error);
+  }
+}
+
+async function run(argv: string[]): Promise<number> {
+  if (argv.length === 0) throw new UsageError('a command is required');
+  if (argv.includes('--version')) {
+    process.stdout.write(version() + '\n');
+    return EXIT.ok;
+  }
+  const asksHelp = argv[0] === 'help' || argv.includes('--help') || argv.includes('-h');
+  const words = (argv[0] === 'help' ? argv.slice(1) : argv).filter((a) => !a.startsWith('-'));
+  const { command, group } = findCommand(words);
+  if (asksHelp) {
+    if (command) process.stdout.write(commandHelp(command) + '\n');
+    else if (group.length > 0) process.stdout.write(overview(group, `partner-api ${group[0]!.words[0]}: its commands`) + '\n');
+    else if (words.length === 0) process.stdout.write(overview() + '\n');
+    else throw new UsageError(`unknown command ${words.join(' ')}`);
+    return EXIT.ok;
+  }
+  if (!command) {
+    if (group.length > 0) throw new UsageError(`${argv[0]} needs one of: ${group.map((c) => c.words.at(-1)).join(', ')}`);
+    throw new UsageError(`unknown command ${argv[0]}`);
+  }
+  try {
+    const flags = parseCommandFlags(command, argv.slice(command.words.length));
+    await command.run(flags, configFrom(flags, process.env));
+  } catch (error) {
+    if (error instanceof UsageError) error.cause ??= command; // its help is the one to point at
     throw error;
   }
-
-  let closing = false;
-  const shutdown = async (signal: string) => {
-    if (closing) return;
-    closing = true;
-    platform.app.fastify.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    await platform.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  return EXIT.ok;
 }
 
-async function run(argv: string[]) {
-  const [command, sub, ...rest] = argv;
-  if (command === 'serve') {
-    await serve(configFrom(parseFlags([sub, ...rest].filter((a): a is string => a !== undefined), SETTING_OPTIONS), process.env));
-    return;
+/** One line for the operator, and the exit code; the stack only with LOG_LEVEL=debug or trace. */
+function report(error: unknown, argv: string[]): number {
+  const write = (line: string) => process.stderr.write(`partner-api: ${line}\n`);
+  if (error instanceof UsageError) {
+    const command = error.cause as Command | undefined;
+    const help = command ? `partner-api ${name(command)} --help` : `partner-api ${argv[0] && COMMANDS.some((c) => c.words[0] === argv[0]) ? `${argv[0]} ` : ''}--help`;
+    write(`${error.message} (see ${help})`);
+    return EXIT.usage;
   }
-  const commandOptions = {
-    ...SETTING_OPTIONS,
-    json: { type: 'boolean' as const },
-    name: { type: 'string' as const },
-    'api-key': { type: 'string' as const },
-    'external-id': { type: 'string' as const },
-    amount: { type: 'string' as const },
-    blockchain: { type: 'string' as const },
-    'destination-address': { type: 'string' as const },
-    uuid: { type: 'string' as const },
-    status: { type: 'string' as const },
-    order: { type: 'string' as const },
-    state: { type: 'string' as const },
-    limit: { type: 'string' as const },
-    'webhook-id': { type: 'string' as const },
-    'from-block': { type: 'string' as const },
-    network: { type: 'string' as const },
-  };
-  const flags = parseFlags(rest, commandOptions);
-  const config = configFrom(flags, process.env);
-
-  if (command === 'merchants' && sub === 'create') {
-    const name = required(flags, 'name');
-    if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
-    const credentials = await withPlatform(config, (p) => p.merchants.create(name));
-    printCredentials(flags, credentials);
-    return;
+  if (error instanceof ConfigError) {
+    write(`bad configuration: ${error.message.split('\n')[0]}`);
+    return EXIT.config;
   }
-  if (command === 'merchants' && sub === 'rotate-secrets') {
-    const apiKey = required(flags, 'api-key');
-    const credentials = await withPlatform(config, (p) => p.merchants.rotateSecrets(apiKey));
-    if (!credentials) throw new UsageError(`no merchant has the API key ${apiKey}`);
-    printCredentials(flags, credentials);
-    return;
+  if (OPERATOR_ERRORS.some((kind) => error instanceof kind)) {
+    write((error as Error).message.split('\n')[0]!);
+    return EXIT.refused;
   }
-  if (command === 'withdrawals' && sub === 'create') {
-    const amountUnits = parseDecimalUnits(required(flags, 'amount'));
-    if (amountUnits === undefined || amountUnits === 0n || amountUnits > 1_000_000_000n * 1_000_000n) {
-      throw new UsageError('--amount must be a positive decimal of whole USDT up to 1000000000 with at most 6 decimals, e.g. 12.5');
-    }
-    const blockchain = required(flags, 'blockchain');
-    if (blockchain !== 'Tron' && blockchain !== 'Ethereum') throw new UsageError('--blockchain must be Tron or Ethereum');
-    const destinationAddress = required(flags, 'destination-address');
-    if (!isAddress(blockchain, destinationAddress)) throw new UsageError(`--destination-address is not a ${blockchain} address`);
-    const externalId = required(flags, 'external-id');
-    if (externalId.length > 128 || /[\u0000-\u001F\u007F]/.test(externalId)) throw new UsageError('--external-id must be 1 to 128 characters without control characters');
-    const apiKey = required(flags, 'api-key');
-    const withdrawal = await withPlatform(config, async (p) => {
-      const merchant = await p.merchants.byApiKey(apiKey);
-      if (!merchant) throw new UsageError(`no merchant has the API key ${apiKey}`);
-      return p.withdrawals.create({ merchantId: merchant.id, externalId, amountUnits, blockchain, destinationAddress });
-    });
-    print(flags, withdrawal, `withdrawal ${withdrawal.uuid} created (${withdrawal.status})`);
-    return;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code) && (error as { syscall?: string }).syscall === 'connect') {
+    write(`cannot reach the database (${code}): check DATABASE_URL and that the server is up`);
+    return EXIT.unavailable;
   }
-  if (command === 'withdrawals' && sub === 'set-status') {
-    const uuid = required(flags, 'uuid');
-    const status = required(flags, 'status') as WithdrawalStatus;
-    if (!WITHDRAWAL_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
-    if (!isUuid(uuid)) throw new UsageError('--uuid must be a withdrawal uuid');
-    const result = await withPlatform(config, (p) => p.withdrawals.setStatus(uuid, status));
-    if (result === undefined) throw new UsageError(`no withdrawal ${uuid}`);
-    if (result === 'refused') throw new UsageError(`withdrawal ${uuid} is final and cannot move to ${status}`);
-    print(flags, result, `withdrawal ${uuid} is ${result.status}`);
-    return;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
+    write(`the database refused the operation (SQLSTATE class ${code.slice(0, 2)}); run with LOG_LEVEL=debug for details`);
+  } else {
+    write(`unexpected error (${(error as Error)?.name ?? typeof error}); run with LOG_LEVEL=debug for details`);
   }
-  if (command === 'callbacks' && sub === 'list') {
-    const state = flags.state as string | undefined;
-    if (state !== undefined && !CALLBACK_STATES.includes(state as CallbackState)) throw new UsageError(`--state must be one of ${CALLBACK_STATES.join(', ')}`);
-    const order = flags.order as string | undefined;
-    if (order !== undefined && !isUuid(order)) throw new UsageError('--order must be an order uuid');
-    const limit = Number(flags.limit ?? 50);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
-    const events = await withPlatform(config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, order, limit }));
-    print(flags, events, events.map(formatCallback).join('\n') || 'no callbacks');
-    return;
+  if (/^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') || /--log-level[= ](debug|trace)\b/.test(argv.join(' '))) {
+    process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
   }
-  if (command === 'callbacks' && sub === 'redeliver') {
-    const webhookId = required(flags, 'webhook-id');
-    const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId, new Date()));
-    if (!event) throw new UsageError(`no callback ${webhookId}`);
-    print(flags, event, `callback ${webhookId} will be delivered again (same webhook-id)`);
-    return;
-  }
-  if ((command === 'deposits' && sub === 'rescan') || (command === 'chain' && sub === 'resume')) {
-    const work = command === 'chain' ? chainResumeCommand : depositsRescanCommand;
-    const { value, text } = await withPlatform(config, (p) => work(p, flags, (message) => new UsageError(message)));
-    print(flags, value, text);
-    return;
-  }
-  throw new UsageError(command ? `unknown command: ${[command, sub].filter(Boolean).join(' ')}` : 'a command is required');
+  return EXIT.software;
 }
 
-run(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) process.stderr.write(`partner-api: ${error.message}\n\n${USAGE}\n`);
-  else if (error instanceof ConfigError) process.stderr.write(`partner-api: bad configuration: ${error.message}\n`);
-  else process.stderr.write(`partner-api: ${(error as Error).message}\n`);
-  process.exit(error instanceof UsageError ? 64 : 1);
-});
+const argv = process.argv.slice(2);
+run(argv).then(
+  (code) => {
+    // serve keeps running; every other command ends here, with its exit code.
+    if (code !== EXIT.ok) process.exit(code);
+  },
+  (error: unknown) => process.exit(report(error, argv)),
+);

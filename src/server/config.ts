@@ -120,6 +120,11 @@ export type SettingName = keyof typeof SETTINGS;
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
 
+/** The environment variable of a setting. */
+export function settingEnv(name: SettingName): string {
+  return SETTINGS[name].env;
+}
+
 export function settingsHelp(): string {
   return SETTING_NAMES.map((name) => `  --${name.padEnd(30)} ${SETTINGS[name].env}`).join('\n');
 }

@@ -4,11 +4,20 @@ import { randomUUID } from 'node:crypto';
 import type { Withdrawal } from '../../generated/schema.js';
 import type { Network } from './addresses.js';
 import { batchedOwnedReads } from './db/batched-reads.js';
-import type { Database } from './db/database.js';
+import { sqlState, type Database } from './db/database.js';
 import { unitsToWireNumber } from './money.js';
 import { platformDateTime } from './time.js';
 
 export type WithdrawalStatus = Withdrawal['status'];
+const UNIQUE_VIOLATION = '23505';
+
+/** A merchant's externalId names one withdrawal only. */
+export class DuplicateWithdrawalError extends Error {
+  constructor(readonly externalId: string) {
+    super(`a withdrawal with externalId ${externalId} exists`);
+  }
+}
+
 export const WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = ['PENDING', 'DONE', 'FAILED'];
 
 interface WithdrawalRow {
@@ -56,13 +65,19 @@ export class Withdrawals {
     this.readOwned = batchedOwnedReads(db, 'SELECT * FROM withdrawals WHERE uuid = ANY($1::uuid[])');
   }
 
+  /** Records a PENDING withdrawal; DuplicateWithdrawalError when the merchant already used the externalId. */
   async create(input: NewWithdrawal): Promise<Withdrawal> {
-    const [row] = await this.db.query<WithdrawalRow>(
-      `INSERT INTO withdrawals (uuid, merchant_id, external_id, amount_units, blockchain, currency_code, destination_address)
-       VALUES ($1, $2, $3, $4, $5, 'USDT', $6) RETURNING *`,
-      [randomUUID(), input.merchantId, input.externalId, input.amountUnits, input.blockchain, input.destinationAddress],
-    );
-    return toWithdrawal(row!);
+    try {
+      const [row] = await this.db.query<WithdrawalRow>(
+        `INSERT INTO withdrawals (uuid, merchant_id, external_id, amount_units, blockchain, currency_code, destination_address)
+         VALUES ($1, $2, $3, $4, $5, 'USDT', $6) RETURNING *`,
+        [randomUUID(), input.merchantId, input.externalId, input.amountUnits, input.blockchain, input.destinationAddress],
+      );
+      return toWithdrawal(row!);
+    } catch (error) {
+      if (sqlState(error) === UNIQUE_VIOLATION) throw new DuplicateWithdrawalError(input.externalId);
+      throw error;
+    }
   }
 
   async read(merchantId: string, uuid: string): Promise<Withdrawal | undefined> {

@@ -41,9 +41,9 @@ describe('partner-api refuses a bad configuration at start', () => {
     [['serve', '--tron-xpub', 'xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LETS7JY3xMYLp9fQpz1T3hNybGCC4bLgVS'], /extended private key/],
     [['serve', '--rate-limit', 'lots'], /RATE_LIMIT must be "requests\/seconds"/],
     [['serve', '--database-url', 'mysql://x'], /DATABASE_URL must be a postgres:\/\/ URL/],
-    [['serve', '--no-such-flag', '1'], /Unknown option '--no-such-flag'/],
+    [['serve', '--no-such-flag', '1'], /unknown flag --no-such-flag/],
     [['merchants', 'create'], /--name is required/],
-    [['frobnicate'], /unknown command: frobnicate/],
+    [['frobnicate'], /unknown command frobnicate/],
   ])('%j', async (args, message) => {
     const { code, stderr } = await cli(args, { DATA_DIR: freshDataDir() });
     expect(code).not.toBe(0);
@@ -57,7 +57,7 @@ describe('partner-api refuses a bad configuration at start', () => {
       TRON_XPUB: 'xpub6D1AabNHCupeiLM65ZR9UStMhJ1vCpyV4XbZdyhMZBiJXALQtmn9p42VTQckoHVn8WNqS7dqnJokZHAHcHGoaQgmv8D45oNUKx6DZMNZBCd',
       ETHEREUM_XPUB: 'xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt',
     });
-    expect(code).toBe(1);
+    expect(code).toBe(78);
     expect(stderr).toMatch(/public test wallet/);
   });
 });
@@ -85,8 +85,8 @@ describe('operator commands', () => {
     expect(after.apiSecret).not.toBe(before.apiSecret);
     expect(after.callbackSecret).not.toBe(before.callbackSecret);
     const unknown = await cli(['merchants', 'rotate-secrets', '--api-key', 'pk_test_nobody'], env);
-    expect(unknown.code).toBe(64);
-    expect(unknown.stderr).toMatch(/no merchant has the API key pk_test_nobody/);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('partner-api: no merchant has the API key pk_test_nobody\n');
 
     const platform = await startPartnerApi({ ...env, LOG_LEVEL: 'silent' });
     try {
@@ -114,10 +114,111 @@ describe('operator commands', () => {
     const done = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'DONE', '--json'], env);
     expect(JSON.parse(done.stdout)).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
     const refused = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'FAILED'], env);
-    expect(refused.code).toBe(64);
+    expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/is final/);
     const badAmount = await cli(['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'x', '--amount', '1.0000001', '--blockchain', 'Tron', '--destination-address', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK'], env);
     expect(badAmount.stderr).toMatch(/at most 6 decimals/);
+    const duplicate = await cli(
+      ['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'wd-9', '--amount', '2', '--blockchain', 'Tron', '--destination-address', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK'],
+      env,
+    );
+    expect(duplicate.code).toBe(1);
+    expect(duplicate.stderr).toBe('partner-api: merchant W already has a withdrawal with external id wd-9\n');
+  });
+});
+
+describe('partner-api as shipped software: help, version, usage errors, one line per failure', () => {
+  const COMMANDS: [string[], string[]][] = [
+    [['serve'], ['--port', 'PORT', '--data-dir', 'DATABASE_URL']],
+    [['merchants', 'create'], ['--name NAME']],
+    [['merchants', 'rotate-secrets'], ['--api-key KEY']],
+    [['withdrawals', 'create'], ['--api-key KEY', '--external-id ID', '--amount AMOUNT', '--blockchain Tron|Ethereum', '--destination-address ADDR']],
+    [['withdrawals', 'set-status'], ['--uuid UUID', '--status PENDING|DONE|FAILED']],
+    [['callbacks', 'list'], ['--order UUID', '--state', '--limit N']],
+    [['callbacks', 'redeliver'], ['--webhook-id ID']],
+    [['deposits', 'rescan'], ['--order UUID', '--from-block N']],
+    [['chain', 'resume'], ['--network tron|ethereum', '--from-block N']],
+  ];
+  const env = () => ({ DATA_DIR: freshDataDir() });
+
+  it.each([[['--help']], [['-h']], [['help']]])('%j prints every command, exit 0', async (args) => {
+    const { code, stdout, stderr } = await cli(args, env());
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    for (const [words] of COMMANDS) expect(stdout).toContain(words.join(' '));
+    expect(stdout).toMatch(/exit codes: 0 done, 1 nothing found or refused, 64 usage error/);
+  });
+
+  for (const [words, flags] of COMMANDS) {
+    it.each([[[...words, '--help']], [[...words, '-h']], [['help', ...words]]])(`%j lists its own flags and an example, exit 0`, async (args) => {
+      const { code, stdout, stderr } = await cli(args, env());
+      expect(code).toBe(0);
+      expect(stderr).toBe('');
+      expect(stdout).toContain(`partner-api ${words.join(' ')}:`);
+      for (const flag of flags) expect(stdout).toContain(flag);
+      expect(stdout).toMatch(new RegExp(`example:\\n  partner-api ${words.join(' ')} `));
+    });
+
+    it(`${words.join(' ')} --version prints the versions, exit 0`, async () => {
+      const { code, stdout } = await cli([...words, '--version'], env());
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^partner-api \d+\.\d+\.\d+ \(contract \d+\.\d+\.\d+\)\n$/);
+    });
+
+    it(`${words.join(' ')} names an unknown flag as typed, in one line, exit 64`, async () => {
+      const { code, stdout, stderr } = await cli([...words, '--nmae=x'], env());
+      expect(code).toBe(64);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(`partner-api: unknown flag --nmae (see partner-api ${words.join(' ')} --help)\n`);
+    });
+  }
+
+  it('--version at the top, and the group help of merchants', async () => {
+    const version = await cli(['--version'], env());
+    expect(version.code).toBe(0);
+    expect(version.stdout).toBe(`partner-api ${JSON.parse(readFileSync('package.json', 'utf8')).version} (contract ${JSON.parse(readFileSync('generated/openapi.json', 'utf8')).info.version})\n`);
+    const group = await cli(['merchants', '--help'], env());
+    expect(group.code).toBe(0);
+    expect(group.stdout).toContain('merchants create');
+    expect(group.stdout).toContain('merchants rotate-secrets');
+  });
+
+  it.each([
+    [['merchants', 'create', '--name'], 'partner-api: --name needs a value (see partner-api merchants create --help)'],
+    [['merchants', 'create', 'shop'], 'partner-api: unexpected argument shop (see partner-api merchants create --help)'],
+    [['merchants', 'create', '-x'], 'partner-api: unknown flag -x (see partner-api merchants create --help)'],
+    [['merchants'], 'partner-api: merchants needs one of: create, rotate-secrets (see partner-api merchants --help)'],
+    [['withdrawals', 'set-status', '--uuid', 'nope', '--status', 'DONE'], 'partner-api: --uuid must be a withdrawal uuid (see partner-api withdrawals set-status --help)'],
+    [[], 'partner-api: a command is required (see partner-api --help)'],
+  ])('usage error %j: one line, exit 64', async (args, line) => {
+    const { code, stderr } = await cli(args, env());
+    expect(code).toBe(64);
+    expect(stderr).toBe(`${line}\n`);
+  });
+
+  it.each([
+    [['withdrawals', 'set-status', '--uuid', '6f1c0000-0000-4000-8000-000000000000', '--status', 'DONE'], 'partner-api: no withdrawal 6f1c0000-0000-4000-8000-000000000000'],
+    [['callbacks', 'redeliver', '--webhook-id', 'msg_none'], 'partner-api: no callback msg_none'],
+    [['deposits', 'rescan', '--order', '6f1c0000-0000-4000-8000-000000000000'], 'partner-api: no order 6f1c0000-0000-4000-8000-000000000000'],
+    [['merchants', 'rotate-secrets', '--api-key', 'pk_none'], 'partner-api: no merchant has the API key pk_none'],
+  ])('nothing found %j: one line, exit 1', async (args, line) => {
+    const { code, stdout, stderr } = await cli(args, env());
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(`${line}\n`);
+  });
+
+  it('a database it cannot reach, a bad setting: one line, no stack, SQL or driver text', async () => {
+    const unreachable = await cli(['merchants', 'create', '--name', 'X'], { ...env(), DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' });
+    expect(unreachable.code).toBe(69);
+    expect(unreachable.stderr).toBe('partner-api: cannot reach the database (ECONNREFUSED): check DATABASE_URL and that the server is up\n');
+    const badSetting = await cli(['callbacks', 'list', '--rate-limit', 'lots'], env());
+    expect(badSetting.code).toBe(78);
+    expect(badSetting.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+    for (const output of [unreachable.stderr, badSetting.stderr]) {
+      expect(output).not.toMatch(/^\s+at /m);
+      expect(output).not.toMatch(/SELECT|INSERT|UPDATE|SQLSTATE [0-9A-Z]{5}|duplicate key|violates/i);
+    }
   });
 });
 

@@ -4,40 +4,41 @@ import { isUuid } from '../ids.js';
 import type { Platform } from '../platform.js';
 import { resumeNetwork } from './halt.js';
 import { rescanOrder } from './rescan.js';
+import { RefusedError, UsageError } from '../cli/errors.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 type Output = { value: unknown; text: string };
 
-function fromBlockFlag(flags: Flags, usage: (message: string) => Error): bigint | undefined {
+function fromBlockFlag(flags: Flags): bigint | undefined {
   const text = flags['from-block'];
   if (text === undefined) return undefined;
-  if (typeof text !== 'string' || !/^\d{1,19}$/.test(text) || BigInt(text) > BigInt(Number.MAX_SAFE_INTEGER)) throw usage('--from-block must be a block number');
+  if (typeof text !== 'string' || !/^\d{1,19}$/.test(text) || BigInt(text) > BigInt(Number.MAX_SAFE_INTEGER)) throw new UsageError('--from-block must be a block number');
   return BigInt(text);
 }
 
-function networkFlag(flags: Flags, usage: (message: string) => Error): Network {
+function networkFlag(flags: Flags): Network {
   const text = typeof flags.network === 'string' ? flags.network.toLowerCase() : '';
   if (text === 'tron') return 'Tron';
   if (text === 'ethereum') return 'Ethereum';
-  throw usage('--network must be tron or ethereum');
+  throw new UsageError('--network must be tron or ethereum');
 }
 
-export async function chainResumeCommand(platform: Platform, flags: Flags, usage: (message: string) => Error): Promise<Output> {
-  const network = networkFlag(flags, usage);
-  const fromBlock = fromBlockFlag(flags, usage);
+export async function chainResumeCommand(platform: Platform, flags: Flags): Promise<Output> {
+  const network = networkFlag(flags);
+  const fromBlock = fromBlockFlag(flags);
   const resumed = await resumeNetwork(platform.db, network, fromBlock);
-  if (!resumed) throw usage(`${network} has never been scanned: nothing to resume`);
+  if (!resumed) throw new RefusedError(`${network} has never been scanned: nothing to resume`);
   const value = { network, wasHalted: resumed.wasHalted, haltReason: resumed.reason, nextBlock: String(resumed.nextBlock) };
   const text = `${network}: ${resumed.wasHalted ? `resumed (it was halted: ${resumed.reason})` : 'was not halted'}; the scan continues at block ${resumed.nextBlock}`;
   return { value, text };
 }
 
-export async function depositsRescanCommand(platform: Platform, flags: Flags, usage: (message: string) => Error): Promise<Output> {
+export async function depositsRescanCommand(platform: Platform, flags: Flags): Promise<Output> {
   const order = flags.order;
-  if (typeof order !== 'string' || !isUuid(order)) throw usage('--order must be an order uuid');
-  const fromBlock = fromBlockFlag(flags, usage);
+  if (typeof order !== 'string' || !isUuid(order)) throw new UsageError('--order must be an order uuid');
+  const fromBlock = fromBlockFlag(flags);
   const result = await rescanOrder({ db: platform.db, config: platform.config, now: Date.now }, order, fromBlock);
-  if (!result) throw usage(`no order ${order}`);
+  if (!result) throw new RefusedError(`no order ${order}`);
   const credits = result.credits.map((c) => ({ amount: String(c.amount), status: c.status, receivedAmount: String(c.receivedAmount) }));
   const value = { order, network: result.network, address: result.address, fromBlock: String(result.fromBlock), toBlock: String(result.toBlock), transfersFound: result.found, credited: credits };
   const text =

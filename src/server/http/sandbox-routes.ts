@@ -6,11 +6,11 @@ import type { SandboxDepositRequest, SandboxWithdrawalRequest, WithdrawalStatusC
 import { isAddress } from '../addresses.js';
 import { componentSchema, uuidPathParams } from '../contract.js';
 import { parseDecimalUnits } from '../money.js';
-import { sqlState, type Database } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import { creditTransfers } from '../deposits.js';
 import { READ_ORDER_SQL, toDepositOrder, type OrderRow } from '../orders.js';
 import type { Clock } from '../time.js';
-import type { Withdrawals } from '../withdrawals.js';
+import { DuplicateWithdrawalError, type Withdrawals } from '../withdrawals.js';
 import { merchantGuard, type GuardDeps } from './partner-routes.js';
 import { ProblemError } from './problems.js';
 
@@ -72,7 +72,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
         const withdrawal = await deps.withdrawals.create({ merchantId: request.merchant!.id, externalId, amountUnits, blockchain, destinationAddress });
         return reply.code(201).send(withdrawal);
       } catch (error) {
-        if (sqlState(error) === '23505') throw new ProblemError(409, 'external_id_conflict', `A withdrawal with externalId ${externalId} exists.`);
+        if (error instanceof DuplicateWithdrawalError) throw new ProblemError(409, 'external_id_conflict', `A withdrawal with externalId ${externalId} exists.`);
         throw error;
       }
     },

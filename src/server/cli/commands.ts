@@ -1,0 +1,206 @@
+// The operator's commands of `partner-api`, one entry each: its words, its own flags, an example and
+// what it runs. Adding a command or a flag is an edit here; parsing, help and errors are in ../cli.ts.
+import { isAddress } from '../addresses.js';
+import { CALLBACK_STATES, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/operator.js';
+import { chainResumeCommand, depositsRescanCommand } from '../chain/operator.js';
+import type { Config } from '../config.js';
+import { isUuid } from '../ids.js';
+import { parseDecimalUnits } from '../money.js';
+import { openPlatform, type Platform } from '../platform.js';
+import { serve } from '../serve.js';
+import { DuplicateWithdrawalError, WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../withdrawals.js';
+import { RefusedError, UsageError } from './errors.js';
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+export interface FlagSpec {
+  /** The value's placeholder (`NAME`); absent for a switch such as --json. */
+  value?: string;
+  description: string;
+  required?: boolean;
+}
+
+export interface Command {
+  /** The words that name it, e.g. ['merchants', 'create']. */
+  words: string[];
+  summary: string;
+  flags: Record<string, FlagSpec>;
+  example: string;
+  run(flags: Flags, config: Config): Promise<void>;
+}
+
+const JSON_FLAG: FlagSpec = { description: 'print the result as JSON' };
+
+function required(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function print(flags: Flags, value: unknown, text: string) {
+  process.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
+}
+
+function printCredentials(flags: Flags, credentials: object) {
+  print(flags, credentials, Object.entries(credentials).map(([k, v]) => `${k}: ${v}`).join('\n'));
+}
+
+async function withPlatform<T>(config: Config, work: (platform: Platform) => Promise<T>): Promise<T> {
+  const platform = await openPlatform(config, { logger: false });
+  try {
+    return await work(platform);
+  } finally {
+    await platform.close();
+  }
+}
+
+export const COMMANDS: Command[] = [
+  {
+    words: ['serve'],
+    summary: 'runs the platform: the HTTP API, the docs, and the deposit scanners, callback dispatcher and expiry job',
+    flags: {},
+    example: 'partner-api serve --mode sandbox --port 8080',
+    run: (_flags, config) => serve(config),
+  },
+  {
+    words: ['merchants', 'create'],
+    summary: "creates a merchant and prints its API key, API secret and callback secret (shown once)",
+    flags: { name: { value: 'NAME', description: "the merchant's name, 1 to 200 characters", required: true }, json: JSON_FLAG },
+    example: 'partner-api merchants create --name "Acme Shop" --json',
+    async run(flags, config) {
+      const name = required(flags, 'name');
+      if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+      printCredentials(flags, await withPlatform(config, (p) => p.merchants.create(name)));
+    },
+  },
+  {
+    words: ['merchants', 'rotate-secrets'],
+    summary: "gives a merchant a new API secret and callback secret (printed once); the old ones stop working",
+    flags: { 'api-key': { value: 'KEY', description: "the merchant's API key", required: true }, json: JSON_FLAG },
+    example: 'partner-api merchants rotate-secrets --api-key pk_test_… --json',
+    async run(flags, config) {
+      const apiKey = required(flags, 'api-key');
+      const credentials = await withPlatform(config, (p) => p.merchants.rotateSecrets(apiKey));
+      if (!credentials) throw new RefusedError(`no merchant has the API key ${apiKey}`);
+      printCredentials(flags, credentials);
+    },
+  },
+  {
+    words: ['withdrawals', 'create'],
+    summary: 'records a PENDING withdrawal of a merchant (the operator pays it out, then sets its status)',
+    flags: {
+      'api-key': { value: 'KEY', description: "the merchant's API key", required: true },
+      'external-id': { value: 'ID', description: "the merchant's id of the withdrawal, 1 to 128 characters, unique per merchant", required: true },
+      amount: { value: 'AMOUNT', description: 'whole USDT with at most 6 decimals, e.g. 12.5', required: true },
+      blockchain: { value: 'Tron|Ethereum', description: 'the network', required: true },
+      'destination-address': { value: 'ADDR', description: 'the address paid to, on that network', required: true },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api withdrawals create --api-key pk_test_… --external-id wd-1 --amount 12.5 --blockchain Tron --destination-address T…',
+    async run(flags, config) {
+      const amountUnits = parseDecimalUnits(required(flags, 'amount'));
+      if (amountUnits === undefined || amountUnits === 0n || amountUnits > 1_000_000_000n * 1_000_000n) {
+        throw new UsageError('--amount must be a positive decimal of whole USDT up to 1000000000 with at most 6 decimals, e.g. 12.5');
+      }
+      const blockchain = required(flags, 'blockchain');
+      if (blockchain !== 'Tron' && blockchain !== 'Ethereum') throw new UsageError('--blockchain must be Tron or Ethereum');
+      const destinationAddress = required(flags, 'destination-address');
+      if (!isAddress(blockchain, destinationAddress)) throw new UsageError(`--destination-address is not a ${blockchain} address`);
+      const externalId = required(flags, 'external-id');
+      if (externalId.length > 128 || /[\u0000-\u001F\u007F]/.test(externalId)) throw new UsageError('--external-id must be 1 to 128 characters without control characters');
+      const apiKey = required(flags, 'api-key');
+      const withdrawal = await withPlatform(config, async (p) => {
+        const merchant = await p.merchants.byApiKey(apiKey);
+        if (!merchant) throw new RefusedError(`no merchant has the API key ${apiKey}`);
+        try {
+          return await p.withdrawals.create({ merchantId: merchant.id, externalId, amountUnits, blockchain, destinationAddress });
+        } catch (error) {
+          if (error instanceof DuplicateWithdrawalError) throw new RefusedError(`merchant ${merchant.name} already has a withdrawal with external id ${externalId}`);
+          throw error;
+        }
+      });
+      print(flags, withdrawal, `withdrawal ${withdrawal.uuid} created (${withdrawal.status})`);
+    },
+  },
+  {
+    words: ['withdrawals', 'set-status'],
+    summary: 'moves a withdrawal from PENDING to DONE or FAILED (final states never change)',
+    flags: {
+      uuid: { value: 'UUID', description: "the withdrawal's uuid", required: true },
+      status: { value: WITHDRAWAL_STATUSES.join('|'), description: 'the new status', required: true },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api withdrawals set-status --uuid 6f1c… --status DONE',
+    async run(flags, config) {
+      const uuid = required(flags, 'uuid');
+      const status = required(flags, 'status') as WithdrawalStatus;
+      if (!WITHDRAWAL_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
+      if (!isUuid(uuid)) throw new UsageError('--uuid must be a withdrawal uuid');
+      const result = await withPlatform(config, (p) => p.withdrawals.setStatus(uuid, status));
+      if (result === undefined) throw new RefusedError(`no withdrawal ${uuid}`);
+      if (result === 'refused') throw new RefusedError(`withdrawal ${uuid} is final and cannot move to ${status}`);
+      print(flags, result, `withdrawal ${uuid} is ${result.status}`);
+    },
+  },
+  {
+    words: ['callbacks', 'list'],
+    summary: 'lists callback events, newest first, with their delivery attempts',
+    flags: {
+      order: { value: 'UUID', description: "only this order's events" },
+      state: { value: CALLBACK_STATES.join('|'), description: 'only events in this state' },
+      limit: { value: 'N', description: 'at most N events, 1 to 10000 (default 50)' },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api callbacks list --state failed --limit 20',
+    async run(flags, config) {
+      const state = flags.state as string | undefined;
+      if (state !== undefined && !CALLBACK_STATES.includes(state as CallbackState)) throw new UsageError(`--state must be one of ${CALLBACK_STATES.join(', ')}`);
+      const order = flags.order as string | undefined;
+      if (order !== undefined && !isUuid(order)) throw new UsageError('--order must be an order uuid');
+      const limit = Number(flags.limit ?? 50);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
+      const events = await withPlatform(config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, order, limit }));
+      print(flags, events, events.map(formatCallback).join('\n') || 'no callbacks');
+    },
+  },
+  {
+    words: ['callbacks', 'redeliver'],
+    summary: 'sends a callback event again, under the same webhook-id',
+    flags: { 'webhook-id': { value: 'ID', description: "the event's webhook-id (see callbacks list)", required: true }, json: JSON_FLAG },
+    example: 'partner-api callbacks redeliver --webhook-id msg_…',
+    async run(flags, config) {
+      const webhookId = required(flags, 'webhook-id');
+      const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId, new Date()));
+      if (!event) throw new RefusedError(`no callback ${webhookId}`);
+      print(flags, event, `callback ${webhookId} will be delivered again (same webhook-id)`);
+    },
+  },
+  {
+    words: ['deposits', 'rescan'],
+    summary: "scans the chain for an order's address and credits what was missed, e.g. a payment after the watch window",
+    flags: {
+      order: { value: 'UUID', description: "the order's uuid", required: true },
+      'from-block': { value: 'N', description: "the first block to scan (default: about the order's creation)" },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api deposits rescan --order 0b9a… --from-block 71000000',
+    async run(flags, config) {
+      const { value, text } = await withPlatform(config, (p) => depositsRescanCommand(p, flags));
+      print(flags, value, text);
+    },
+  },
+  {
+    words: ['chain', 'resume'],
+    summary: 'resumes crediting on a network halted by a reorg deeper than its confirmations, after review',
+    flags: {
+      network: { value: 'tron|ethereum', description: 'the halted network', required: true },
+      'from-block': { value: 'N', description: 'rescan from this block (the first block the reorg replaced)' },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api chain resume --network ethereum --from-block 21000000',
+    async run(flags, config) {
+      const { value, text } = await withPlatform(config, (p) => chainResumeCommand(p, flags));
+      print(flags, value, text);
+    },
+  },
+];
