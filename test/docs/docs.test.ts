@@ -1,14 +1,11 @@
 // The reference built by `npm run docs` (DESIGN §7, §8), opened offline in headless Chromium: it must
 // render from the one file, send nothing anywhere, and show the operations and the signing guide.
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureVectors } from '../fixtures/vectors.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const output = fileURLToPath(new URL('../../dist/docs/index.html', import.meta.url));
 const pageUrl = pathToFileURL(output).href;
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -33,7 +30,8 @@ beforeAll(async () => {
   if (!existsSync(executablePath)) {
     throw new Error(`Chromium is missing at ${executablePath}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
   }
-  await promisify(execFile)('npm', ['run', 'docs'], { cwd: root, maxBuffer: 16 * 1024 * 1024 });
+  // Built by `npm run build` (npm test runs it first), never here: other tests serve and pack it meanwhile.
+  if (!existsSync(output)) throw new Error(`${output} is missing: run npm run build (or npm run docs) first`);
   html = readFileSync(output, 'utf8');
   browser = await chromium.launch({
     executablePath,

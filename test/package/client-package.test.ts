@@ -3,11 +3,14 @@
 // every signature, and type-checked by a strict TypeScript consumer (NodeNext and Bundler).
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE_ORDER, sampleOf } from '../support/code-samples.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, removeAll, ROOT, run, tarballFiles } from '../support/packages.js';
 
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
+const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const contractVersion = JSON.parse(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8')).info.version as string;
 
 let tarball: string;
@@ -152,6 +155,36 @@ describe('the client package (partner-api-client)', () => {
       expect(wrong.stdout).toMatch(/wrong\.ts\(8,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/);
     });
   }
+
+  it("type-checks the docs' TypeScript samples and runs each against the platform", async () => {
+    const dir = join(project, 'samples');
+    mkdirSync(dir, { recursive: true });
+    // The samples read process.env; the consumer has no @types/node, so declare just that.
+    writeFileSync(join(dir, 'env.d.ts'), 'declare const process: { env: Record<string, string | undefined> };\n');
+    for (const operationId of SAMPLE_ORDER) writeFileSync(join(dir, `${operationId}.ts`), sampleOf(operationId, 'TypeScript'));
+    const compilerOptions = { strict: true, noEmit: true, target: 'ES2022', lib: ['ES2022', 'DOM'], types: [], module: 'NodeNext', moduleResolution: 'NodeNext' };
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.ts'] }));
+    const typecheck = await run(NODE, [TSC, '-p', 'tsconfig.json'], { cwd: dir });
+    expect(typecheck.stdout + typecheck.stderr).toBe('');
+
+    const ids: Record<string, string> = {};
+    const runSample = async (operationId: string) => {
+      const ran = await run(NODE, ['--import', TSX_LOADER, `${operationId}.ts`], { cwd: dir, env: { ...consumerEnv('unused'), ...ids } });
+      expect(ran.stderr, operationId).toBe('');
+      expect(ran.code, operationId).toBe(0);
+      return ran.stdout.trim().split(' ');
+    };
+    const [status, orderUuid] = await runSample('createDepositOrder');
+    expect(status).toBe('201');
+    ids.ORDER_UUID = orderUuid!;
+    expect(await runSample('getDepositOrder')).toEqual(['NEW', '0']);
+    expect(await runSample('simulateSandboxDeposit')).toEqual(['NEW', '2500000']); // Ethereum's minimum is 10 USDT
+    const [withdrawalUuid, pending] = await runSample('createSandboxWithdrawal');
+    expect(pending).toBe('PENDING');
+    ids.WITHDRAWAL_UUID = withdrawalUuid!;
+    expect(await runSample('getWithdrawal')).toEqual(['PENDING', '12.5']);
+    expect(await runSample('setSandboxWithdrawalStatus')).toEqual([withdrawalUuid, 'DONE']);
+  });
 
   it('passes publint and Are The Types Wrong', async () => {
     const publint = await run(NODE, [join(ROOT, 'node_modules/publint/src/cli.js'), '--strict', join(ROOT, 'dist/client')]);

@@ -7,6 +7,7 @@ import { haltedNetworks } from '../chain/halt.js';
 import { contractText } from '../contract.js';
 import type { Database } from '../db/database.js';
 import { ProblemError } from './problems.js';
+import { staticAsset } from './static-asset.js';
 
 export const DOCS_PATH = new URL('../../../dist/docs/index.html', import.meta.url);
 
@@ -68,10 +69,18 @@ export function operationsRoutes(app: FastifyInstance, deps: { db: Database; met
     return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 
-  app.get('/openapi.json', async (_request, reply) => reply.type('application/json').send(contractText));
-
-  app.get('/docs', async (_request, reply) => {
-    if (!existsSync(DOCS_PATH)) throw new ProblemError(404, 'not_found', 'The docs are not built: run npm run docs.');
-    return reply.type('text/html; charset=utf-8').send(readFileSync(DOCS_PATH));
+  app.get('/openapi.json', staticAsset('application/json', () => Buffer.from(contractText)));
+  app.get(
+    '/docs',
+    staticAsset('text/html; charset=utf-8', () => {
+      if (!existsSync(DOCS_PATH)) throw new ProblemError(404, 'not_found', 'The docs are not built: run npm run docs.');
+      return readFileSync(DOCS_PATH);
+    }),
+  );
+  // Deep links: Redoc routes in the URL's fragment (/docs#/section/errors), which a server never sees;
+  // a path under /docs (/docs/section/errors, /docs/tag/Withdrawals) is sent to that route.
+  app.get<{ Params: { '*': string } }>('/docs/*', async (request, reply) => {
+    const route = request.params['*'].replace(/^\/+|\/+$/g, '');
+    return reply.redirect(/^[A-Za-z0-9._~/-]+$/.test(route) ? `/docs#/${route}` : '/docs', 302);
   });
 }

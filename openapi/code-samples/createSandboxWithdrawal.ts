@@ -1,0 +1,13 @@
+// npm install partner-api-client; PARTNER_API_URL, PARTNER_API_KEY and PARTNER_API_SECRET in the environment.
+import { createPartnerClient } from 'partner-api-client';
+
+const partner = createPartnerClient({
+  baseUrl: process.env.PARTNER_API_URL!,
+  apiKey: process.env.PARTNER_API_KEY!,
+  apiSecret: process.env.PARTNER_API_SECRET!,
+});
+const { data, error, response } = await partner.POST('/sandbox/v1/withdrawals', {
+  body: { externalId: 'wd-1002', amount: 12.5, blockchain: 'Tron', destinationAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK' },
+});
+if (error) throw new Error(`${response.status} ${error.code}: ${error.detail}`);
+console.log(data.uuid, data.status);

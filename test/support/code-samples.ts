@@ -1,0 +1,47 @@
+// The docs' code samples (x-codeSamples of every operation, from openapi/code-samples/), read from the
+// bundled contract exactly as the docs show them, and the order in which a test runs them: each later
+// sample needs an id that an earlier one created (ORDER_UUID, WITHDRAWAL_UUID).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './packages.js';
+
+export interface CodeSample {
+  lang: 'Shell' | 'TypeScript';
+  label: string;
+  source: string;
+}
+
+export interface SampledOperation {
+  operationId: string;
+  method: string;
+  path: string;
+  samples: CodeSample[];
+}
+
+/** Every operation of the contract with its code samples. */
+export function sampledOperations(): SampledOperation[] {
+  const contract = JSON.parse(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8')) as {
+    paths: Record<string, Record<string, { operationId: string; 'x-codeSamples'?: CodeSample[] }>>;
+  };
+  return Object.entries(contract.paths).flatMap(([path, operations]) =>
+    Object.entries(operations)
+      .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
+      .map(([method, operation]) => ({ operationId: operation.operationId, method, path, samples: operation['x-codeSamples'] ?? [] })),
+  );
+}
+
+/** The order that gives each sample the ids it needs. */
+export const SAMPLE_ORDER = [
+  'createDepositOrder',
+  'getDepositOrder',
+  'simulateSandboxDeposit',
+  'createSandboxWithdrawal',
+  'getWithdrawal',
+  'setSandboxWithdrawalStatus',
+] as const;
+
+export function sampleOf(operationId: string, lang: CodeSample['lang']): string {
+  const sample = sampledOperations().find((o) => o.operationId === operationId)?.samples.find((s) => s.lang === lang);
+  if (!sample) throw new Error(`${operationId} has no ${lang} sample`);
+  return sample.source;
+}
