@@ -153,13 +153,22 @@ export interface components {
             receivedAmount: components["schemas"]["ReceivedAmount"];
         };
         /**
-         * @description The body of a callback: the order exactly as the read endpoint returns it, plus the `event` and, for
-         *     a deposit, the credited `amount` and the chain transaction `txId`. Deduplicate on the
-         *     `webhook-id` header: it is the same on every retry of one event.
+         * @description The body of a callback: the order exactly as the read endpoint returns it, plus the `event`, when it
+         *     happened (`occurredAt`), its place among the order's events (`sequence`) and, for a deposit, the
+         *     credited `amount` and the chain transaction `txId`. Deduplicate on the `webhook-id` header: it is the
+         *     same on every retry of one event. Order on `sequence`: deliveries may arrive out of order.
          */
         DepositOrderCallback: components["schemas"]["DepositOrderCore"] & {
             receivedAmount: components["schemas"]["ReceivedAmount"];
             event: components["schemas"]["OrderEventType"];
+            /** @description When the event happened, in UTC: for `order.deposit` the time of the block that carried the transfer (the sandbox helper's time for a simulated deposit), for `order.expired` the order's `expiredAt`. */
+            occurredAt: components["schemas"]["PlatformDateTime"];
+            /**
+             * Format: int64
+             * @description The event's number among this order's events, 1, 2, 3, … in the order the platform recorded them. A callback whose `sequence` is lower than one you already processed is older news: its `status` and `receivedAmount` are superseded.
+             * @example 2
+             */
+            sequence: number;
             /** @description For `order.deposit`, the amount of this deposit in the smallest unit. */
             amount?: components["schemas"]["TokenAmount"];
             /**

@@ -19,6 +19,8 @@ export interface Transfer {
   ordinal?: number;
   blockNumber: bigint;
   blockHash?: string;
+  /** Its block's time (the callback's occurredAt); the sandbox's transfers happen at the wall clock. */
+  blockTime?: Date;
   /** The deposit address in the platform's form (EIP-55 or Tron base58). */
   to: string;
   amount: bigint;
@@ -97,6 +99,7 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
         merchantId: row!.merchant_id,
         orderUuid: row!.uuid,
         url: row!.callback_url,
+        occurredAt: transfer.blockTime ?? now,
         payload: { event: 'order.deposit', amount: toJsonInteger(transfer.amount), txId: transfer.txHash, ...toDepositOrder(row!) },
       },
       now,
@@ -106,18 +109,27 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
   return { credits, refusals };
 }
 
-/** Moves orders past expiredAt without enough deposits to EXPIRED, each with its callback. */
-export async function expireOrders(db: Database, now: Date, limit = 500): Promise<number> {
+/**
+ * Moves orders past expiredAt without enough deposits to EXPIRED, each with its callback. An order of
+ * a scanned network expires only once its scanner has committed a block from expiredAt or later: a
+ * payment mined before expiredAt but not yet confirmed is credited first, never after an expiry. The
+ * orders of networks that are not scanned (the sandbox's) expire by the clock.
+ */
+export async function expireOrders(db: Database, now: Date, scannedNetworks: readonly Network[] = [], limit = 500): Promise<number> {
   return db.transaction(async (tx) => {
     const rows = await tx.query<OwnedOrderRow>(
       `UPDATE deposit_orders SET status = 'EXPIRED'
-        WHERE uuid IN (SELECT uuid FROM deposit_orders WHERE status = 'NEW' AND expired_at <= $1
-                        ORDER BY expired_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+        WHERE uuid IN (SELECT o.uuid FROM deposit_orders o
+                         LEFT JOIN chain_cursors c ON c.network = o.blockchain
+                        WHERE o.status = 'NEW' AND o.expired_at <= $1
+                          AND (NOT o.blockchain = ANY($3::text[]) OR c.scanned_block_time >= o.expired_at)
+                        ORDER BY o.expired_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
         RETURNING merchant_id, ${ORDER_COLUMNS}`,
-      [now, limit],
+      [now, limit, scannedNetworks],
     );
     for (const row of rows) {
-      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, payload: { event: 'order.expired', ...toDepositOrder(row) } }, now);
+      const payload = { event: 'order.expired' as const, ...toDepositOrder(row) };
+      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, occurredAt: new Date(payload.expiredAt), payload }, now);
     }
     return rows.length;
   });

@@ -29,11 +29,13 @@ export async function startWorkers(deps: { config: Config; db: Database; secrets
     return [new ChainScanner({ network, chain, confirmations, watchWindowSeconds: config.watchWindowSeconds, db, now, ...(log ? { log } : {}), ...(deps.gauges ? { gauges: deps.gauges } : {}) })];
   });
   for (const scanner of scanners) await scanner.prepare();
+  const scannedNetworks = scanners.map((s) => s.network);
   const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });
   scanners.forEach((s) => s.start());
   dispatcher.start();
   const expiry = runRepeatedly(
-    async () => (await expireOrders(db, new Date(now()), EXPIRY_BATCH)) === EXPIRY_BATCH, // a full batch: more are due
+    // A full batch: more are due. Orders of the scanned networks expire by their scanners' chain time.
+    async () => (await expireOrders(db, new Date(now()), scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
     config.expiryIntervalSeconds * 1000,
     (error) => log?.warn({ err: error }, 'order expiry failed'),
   );

@@ -27,6 +27,8 @@ const event: DepositOrderCallback = {
   status: 'DONE',
   minAmount: 1000000,
   receivedAmount: 2500000,
+  occurredAt: '2026-11-21 11:02:15',
+  sequence: 1,
 };
 
 async function rejection(promise: Promise<unknown>): Promise<CallbackVerificationError> {

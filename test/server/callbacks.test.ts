@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifyCallback, type DepositOrder, type DepositOrderCallback } from '../../src/client/index.js';
 import { CallbackDispatcher, nextAttemptDelayMs } from '../../src/server/callbacks/dispatcher.js';
+import { CallbackInFlightError, redeliverCallback } from '../../src/server/callbacks/operator.js';
 import { enqueueCallback } from '../../src/server/callbacks/outbox.js';
 import { createContractAjv } from '../../src/server/contract.js';
 import { expireOrders } from '../../src/server/deposits.js';
@@ -14,6 +15,8 @@ import { orderRequest } from '../fixtures/orders.js';
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 // Near real time: the standardwebhooks package checks timestamps against the real clock.
 const T0 = Math.floor(Date.now() / 1000) * 1000;
+/** A time as the platform writes it (UTC, "YYYY-MM-DD HH:mm:ss"). */
+const timeOf = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 const validCallback = createContractAjv().compile({ $ref: 'contract.json#/components/schemas/DepositOrderCallback' });
 
 describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
@@ -193,6 +196,70 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     }
   });
 
+  it("numbers an order's events and delivers them in sequence order, a later one waiting while an earlier one is retried", async () => {
+    const order = await createOrder('seq-1', '/fail-first');
+    clock = T0 + 1000;
+    await deposit(order.uuid, 400_000);
+    clock = T0 + 2000;
+    await deposit(order.uuid, 700_000);
+    await drain(); // the first event is answered 500; the second must not overtake it
+    expect(receiver.deliveries.filter((d) => d.path === '/fail-first/seq-1')).toHaveLength(1);
+    clock += 6_000;
+    await drain();
+    const deliveries = await receiver.waitFor(3, (d) => d.path === '/fail-first/seq-1');
+    const events = deliveries.map((d) => JSON.parse(d.body) as DepositOrderCallback);
+    expect(events.map((e) => [e.sequence, e.receivedAmount])).toEqual([[1, 400_000], [1, 400_000], [2, 1_100_000]]);
+    expect(events.map((e) => e.occurredAt)).toEqual([timeOf(T0 + 1000), timeOf(T0 + 1000), timeOf(T0 + 2000)]);
+    for (const event of events) expect(validCallback(event), JSON.stringify(validCallback.errors)).toBe(true);
+  });
+
+  it('guards each record by its claim: a result that outlived its lease never overwrites the newer one', async () => {
+    const config = { ...t.platform.config.callbacks, timeoutSeconds: 10 };
+    const warnings: string[] = [];
+    const first = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => clock, log: { warn: (_o, msg) => warnings.push(msg) } });
+    const second = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => clock });
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    const order = await createOrder('stale-1', '/held-first');
+    await deposit(order.uuid, 5);
+    const late = first.runOnce(); // its delivery hangs at the receiver
+    await receiver.waitFor(1, (d) => d.path === '/held-first/stale-1');
+    const [{ webhook_id: webhookId }] = (await t.db.query<{ webhook_id: string }>("SELECT webhook_id FROM callback_outbox WHERE url LIKE '%/held-first/stale-1'")) as [{ webhook_id: string }];
+    await expect(redeliverCallback(t.db, webhookId, new Date(clock))).rejects.toThrow(CallbackInFlightError); // never beside an attempt under way
+    clock += 25_000; // past the lease (2 × 10 s + 1 s): the first dispatcher counts as dead
+    expect(await second.runOnce()).toBe(1);
+    receiver.release(); // the first attempt's late 500
+    expect(await late).toBe(1);
+    const rows = await attempts('/held-first/stale-1');
+    expect(rows.map((r) => r.status_code)).toEqual([200, 500]);
+    expect(rows[0]).toMatchObject({ state: 'delivered', attempts: 1 });
+    expect(warnings).toContain('callback attempt outlived its lease: recorded as history, the state left to the newer claim');
+    await drain();
+    expect(receiver.deliveries.filter((d) => d.path === '/held-first/stale-1')).toHaveLength(2); // not sent a third time
+    expect((await redeliverCallback(t.db, webhookId, new Date(clock)))?.state).toBe('pending'); // no attempt under way now
+  });
+
+  it('expires the orders of a scanned network by its chain time, the others by the clock', async () => {
+    const status = async (uuid: string) => (await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!.status;
+    const tron = await createOrder('chain-time-1');
+    const ethereum = (await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('chain-time-2', { blockchain: 'Ethereum', callbackUrl: `${receiver.url}/ok/chain-time-2` }) })).data!;
+    const expiry = new Date(tron.expiredAt.replace(' ', 'T') + 'Z');
+    clock = expiry.getTime() + 60_000;
+    await t.db.query('INSERT INTO chain_cursors (network, next_block, scanned_block_time) VALUES ($1, 1, $2)', ['Tron', new Date(expiry.getTime() - 1000)]);
+    try {
+      await expireOrders(t.db, new Date(clock), ['Tron']);
+      expect(await status(tron.uuid)).toBe('NEW'); // a payment mined before expiredAt may still be confirmed
+      expect(await status(ethereum.uuid)).toBe('EXPIRED'); // Ethereum is not scanned here: the clock
+      await t.db.query("UPDATE chain_cursors SET scanned_block_time = $1 WHERE network = 'Tron'", [expiry]);
+      await expireOrders(t.db, new Date(clock), ['Tron']);
+      expect(await status(tron.uuid)).toBe('EXPIRED');
+    } finally {
+      await t.db.query("DELETE FROM chain_cursors WHERE network = 'Tron'");
+    }
+    await drain();
+    const [expired] = await receiver.waitFor(1, (d) => d.path === '/ok/chain-time-1');
+    expect(JSON.parse(expired!.body)).toMatchObject({ event: 'order.expired', occurredAt: tron.expiredAt, sequence: 1 });
+  });
+
   it('lets several dispatchers share the outbox: each event is delivered once', async () => {
     const orders = await Promise.all(Array.from({ length: 12 }, (_, i) => createOrder(`share-${i}`, '/ok/share')));
     for (const order of orders) await deposit(order.uuid, 3);
@@ -256,7 +323,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     const live = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, allowPrivate: false }, mode: 'live', now: () => clock });
     await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
     await t.db.transaction((tx) =>
-      enqueueCallback(tx, { merchantId: t.merchant.merchantId, orderUuid: order.uuid, url: receiver.url.replace('127.0.0.1', 'localhost') + '/ok/live-private', payload: { event: 'order.expired', ...order, receivedAmount: 0 } }, new Date(clock)),
+      enqueueCallback(tx, { merchantId: t.merchant.merchantId, orderUuid: order.uuid, url: receiver.url.replace('127.0.0.1', 'localhost') + '/ok/live-private', occurredAt: new Date(clock), payload: { event: 'order.expired', ...order, receivedAmount: 0 } }, new Date(clock)),
     );
     const before = receiver.deliveries.length;
     await live.runOnce();

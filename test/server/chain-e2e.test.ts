@@ -197,6 +197,20 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     return receiver.deliveries.filter((d) => d.path === callbackPath(label));
   }
 
+  /**
+   * Orders of a scanned network expire by chain time: once the clock is past their expiredAt, mines
+   * a block stamped after it and confirms it. (anvil stamps blocks with the clock, less the time an
+   * evm_revert took back: after the reorg test's revert its chain runs behind, so the stamp is set.)
+   */
+  async function mineUntilExpired(orders: readonly { expiredAt: string }[]): Promise<void> {
+    const last = Math.max(...orders.map((o) => Date.parse(o.expiredAt.replace(' ', 'T') + 'Z')));
+    await sleep(Math.max(0, last + 1000 - Date.now()));
+    const head = (await chain.rpc('eth_getBlockByNumber', ['latest', false])) as { timestamp: string };
+    const after = Math.floor(last / 1000) + 1;
+    if (Number(head.timestamp) < after) await chain.rpc('evm_setNextBlockTimestamp', [after]);
+    await chain.mine(CONFIRMATIONS);
+  }
+
   const webhookId = (d: Delivery) => String(d.headers['webhook-id']);
 
   /** Waits for `count` deliveries to an order's callback URL, then verifies each with the client's verifier. */
@@ -222,7 +236,7 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
 
   /** The order fields of a callback: everything but the event's own fields. */
   function orderPart(event: DepositOrderCallback): DepositOrder {
-    const { event: _event, amount: _amount, txId: _txId, ...order } = event;
+    const { event: _event, amount: _amount, txId: _txId, occurredAt: _occurredAt, sequence: _sequence, ...order } = event;
     return order;
   }
 
@@ -319,7 +333,8 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     );
     expect(credited.map((o) => o.status)).toEqual(['NEW', 'NEW', 'NEW', 'NEW']);
 
-    // ... then EXPIRED at expiredAt, each with an order.expired callback.
+    // ... then EXPIRED once the scanned chain has passed expiredAt, each with an order.expired callback.
+    await mineUntilExpired([E.under, T.under, E.late, T.late]);
     const expired = await Promise.all(
       [E.under, T.under, E.late, T.late].map((order) => waitForOrder(order.uuid, (o) => o.status === 'EXPIRED', 'EXPIRED')),
     );
@@ -384,8 +399,10 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     for (const network of networks) {
       for (const [kind, order] of Object.entries(orders[network])) {
         const label = `${network.toLowerCase()}-${kind}`;
-        // The latest event: the highest receivedAmount; at equal amounts an expiry comes after the deposit.
-        const last = received[label]!.map((c) => c.event).sort((a, b) => a.receivedAmount - b.receivedAmount || (a.event === 'order.expired' ? 1 : -1)).at(-1)!;
+        // Delivered in sequence order, numbered 1, 2, …; the last is the latest.
+        const events = received[label]!.map((c) => c.event);
+        expect(events.map((e) => e.sequence), label).toEqual(events.map((_, i) => i + 1));
+        const last = events.at(-1)!;
         const now = await read(order.uuid);
         expect(orderPart(last), label).toEqual(now);
         expect(last.uuid).toBe(order.uuid);
@@ -467,6 +484,7 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     expectEvents('reorg-tron-control', await verifiedCallbacks('reorg-tron-control', 1), [
       { event: 'order.deposit', status: 'DONE', amount: 1_100_000, receivedAmount: 1_100_000, txId: txId('Tron', controlTronTx) },
     ]);
+    await mineUntilExpired([victimEth, victimTron]);
     for (const label of ['reorg-eth-victim', 'reorg-tron-victim']) {
       expectEvents(label, await verifiedCallbacks(label, 1), [{ event: 'order.expired', status: 'EXPIRED', receivedAmount: 0 }]);
     }
@@ -485,4 +503,24 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     const ids = receiver.deliveries.map(webhookId);
     expect(new Set(ids).size).toBe(ids.length);
   }, 90_000);
+
+  it('credits a payment mined before expiredAt but confirmed after it: DONE, never EXPIRED first', async () => {
+    const sender = senders[8]!;
+    const order = await createOrder('Ethereum', 'on-time-late-confirmed');
+    const txHash = await pay(sender, order, MIN.Ethereum);
+    const receipt = (await chain.rpc('eth_getTransactionReceipt', [txHash])) as { blockNumber: string };
+    const block = (await chain.rpc('eth_getBlockByNumber', [receipt.blockNumber, false])) as { timestamp: string };
+    const expiredAt = Date.parse(order.expiredAt.replace(' ', 'T') + 'Z');
+    expect(Number(block.timestamp) * 1000).toBeLessThan(expiredAt); // mined on time
+    // The clock passes expiredAt (the expiry job runs every second) while the payment waits for its confirmations.
+    await sleep(expiredAt + 3_000 - Date.now());
+    expect(await read(order.uuid)).toMatchObject({ status: 'NEW', receivedAmount: 0 });
+    await chain.mine(CONFIRMATIONS);
+    await waitForOrder(order.uuid, (o) => o.status === 'DONE', 'on-time payment DONE');
+    await sleep(2_000);
+    const [delivery, ...more] = await verifiedCallbacks('on-time-late-confirmed', 1);
+    expect(more).toHaveLength(0);
+    expect(delivery!.event).toMatchObject({ event: 'order.deposit', status: 'DONE', sequence: 1, txId: txHash, receivedAmount: MIN.Ethereum });
+    expect(Date.parse(delivery!.event.occurredAt.replace(' ', 'T') + 'Z')).toBe(Number(block.timestamp) * 1000);
+  }, 60_000);
 });

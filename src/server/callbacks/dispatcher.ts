@@ -1,5 +1,6 @@
 // Delivers the outbox (DESIGN §4): claims due rows with FOR UPDATE SKIP LOCKED (so that several
-// instances share the work), signs each delivery per Standard Webhooks with the merchant's callback
+// instances share the work) under a lease token that alone may record the outcome, one event of an
+// order at a time in its sequence order, signs each delivery per Standard Webhooks with the merchant's callback
 // secret, POSTs it without following redirects within the timeout, records every attempt, and
 // schedules retries with jitter. 2xx delivers, 410 stops, anything else retries until the schedule ends.
 import { request as httpRequest, type Agent } from 'node:http';
@@ -19,6 +20,8 @@ export interface OutboxRow {
   body: string;
   attempts: number;
   secret_version: number;
+  /** The claim: only the dispatcher holding the row's current token records the attempt's outcome. */
+  lease_token: string;
 }
 
 export interface DeliveryResult {
@@ -55,9 +58,10 @@ export class CallbackDispatcher {
   }
 
   /**
-   * Claims due rows: their next attempt moves past twice the delivery timeout (a delivery and its
-   * record take at most one), so no other instance takes them meanwhile, and a row whose dispatcher
-   * died is due again soon after.
+   * Claims due rows under a fresh lease token: their next attempt moves past twice the delivery
+   * timeout (a delivery and its record take at most one), so no other instance takes them meanwhile,
+   * and a row whose dispatcher died is due again soon after. An event waits while an earlier one of
+   * the same order is still pending: a merchant receives an order's events in their sequence order.
    */
   private claim(limit: number): Promise<OutboxRow[]> {
     const now = this.options.now();
@@ -65,12 +69,14 @@ export class CallbackDispatcher {
     return this.options.db.transaction((tx) =>
       tx.query<OutboxRow>(
         `WITH due AS (
-           SELECT id FROM callback_outbox WHERE state = 'pending' AND next_attempt_at <= $1
+           SELECT id FROM callback_outbox o WHERE state = 'pending' AND next_attempt_at <= $1
+              AND NOT EXISTS (SELECT 1 FROM callback_outbox earlier
+                               WHERE earlier.order_uuid = o.order_uuid AND earlier.sequence < o.sequence AND earlier.state = 'pending')
             ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-         UPDATE callback_outbox o SET next_attempt_at = $3
+         UPDATE callback_outbox o SET next_attempt_at = $3, lease_token = gen_random_uuid()
            FROM due, merchants m
           WHERE o.id = due.id AND m.id = o.merchant_id
-        RETURNING o.id, o.webhook_id, o.merchant_id, o.url, o.body, o.attempts, m.secret_version`,
+        RETURNING o.id, o.webhook_id, o.merchant_id, o.url, o.body, o.attempts, o.lease_token, m.secret_version`,
         [new Date(now), limit, lease],
       ),
     );
@@ -132,18 +138,22 @@ export class CallbackDispatcher {
       else next = new Date(now + delay);
     }
     const error = result.error ?? (state === 'pending' || state === 'failed' ? `answered ${status}` : undefined);
-    await this.options.db.transaction(async (tx) => {
+    const current = await this.options.db.transaction(async (tx) => {
       await tx.query('INSERT INTO callback_attempts (outbox_id, attempted_at, status_code, latency_ms, error) VALUES ($1, $2, $3, $4, $5)', [
         row.id, new Date(now), status ?? null, result.latencyMs, error ?? null,
       ]);
-      await tx.query(
-        `UPDATE callback_outbox SET attempts = $2, state = $3, next_attempt_at = $4,
-                delivered_at = CASE WHEN $3 = 'delivered' THEN $5::timestamptz ELSE delivered_at END
-          WHERE id = $1`,
-        [row.id, attempts, state, next, new Date(now)],
+      // Guarded by the claim: after a lease ran out and another dispatcher (or a redelivery) took the
+      // row, this late result is history only; it must not overwrite the newer state.
+      const updated = await tx.query(
+        `UPDATE callback_outbox SET attempts = attempts + 1, state = $2, next_attempt_at = $3, lease_token = NULL,
+                delivered_at = CASE WHEN $2 = 'delivered' THEN $4::timestamptz ELSE delivered_at END
+          WHERE id = $1 AND lease_token = $5 RETURNING id`,
+        [row.id, state, next, new Date(now), row.lease_token],
       );
+      return updated.length === 1;
     });
-    if (state !== 'delivered') this.options.log?.warn({ webhookId: row.webhook_id, status, error: result.error, state }, 'callback not delivered');
+    if (!current) this.options.log?.warn({ webhookId: row.webhook_id, status, state }, 'callback attempt outlived its lease: recorded as history, the state left to the newer claim');
+    else if (state !== 'delivered') this.options.log?.warn({ webhookId: row.webhook_id, status, error: result.error, state }, 'callback not delivered');
   }
 
   /** One round: claim what is due and deliver it; the number of deliveries attempted. */

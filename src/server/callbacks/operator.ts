@@ -65,12 +65,25 @@ export async function listCallbacks(db: Database, filter: { state?: CallbackStat
 }
 
 /** Queues an event again, whatever its state, under the same webhook-id; undefined when there is none. */
+/** A redelivery asked for while an attempt of the same event is under way. */
+export class CallbackInFlightError extends Error {}
+
+/**
+ * Makes the event due again now, under the same webhook-id. Refused while a dispatcher holds a live
+ * lease on it (an attempt is under way): the event would go out twice at once. A lease that ran out
+ * (its dispatcher died) is taken over, and that dispatcher's late result no longer counts.
+ */
 export async function redeliverCallback(db: Database, webhookId: string, now: Date): Promise<CallbackRecord | undefined> {
   const [row] = await db.query<{ order_uuid: string }>(
-    "UPDATE callback_outbox SET state = 'pending', next_attempt_at = $2 WHERE webhook_id = $1 RETURNING order_uuid",
+    `UPDATE callback_outbox SET state = 'pending', next_attempt_at = $2, lease_token = NULL
+      WHERE webhook_id = $1 AND NOT (lease_token IS NOT NULL AND next_attempt_at > $2) RETURNING order_uuid`,
     [webhookId, now],
   );
-  if (!row) return undefined;
+  if (!row) {
+    const [inFlight] = await db.query<{ next_attempt_at: Date }>('SELECT next_attempt_at FROM callback_outbox WHERE webhook_id = $1', [webhookId]);
+    if (inFlight) throw new CallbackInFlightError(`callback ${webhookId} is being delivered right now (its attempt's lease ends ${inFlight.next_attempt_at.toISOString()}): see callbacks list, try again after`);
+    return undefined;
+  }
   return (await listCallbacks(db, { order: row.order_uuid, limit: 10_000 })).find((r) => r.webhookId === webhookId);
 }
 

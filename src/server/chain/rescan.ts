@@ -56,10 +56,11 @@ export async function rescanOrder(deps: { db: Database; config: Config; now: Clo
   for (let from = start; from <= head; from += BigInt(chain.maxBlockRange)) {
     const to = from + BigInt(chain.maxBlockRange) - 1n < head ? from + BigInt(chain.maxBlockRange) - 1n : head;
     const logs = await scanner.logs(from, to, [order.address]);
-    await scanner.requireBlock(to, 'the last block of the rescanned range'); // a lagging node: stop, nothing lost
+    const end = await scanner.requireBlock(to, 'the last block of the rescanned range'); // a lagging node: stop, nothing lost
     const { transfers } = acceptedTransfers(network, logs, chain.tokenContract, topics);
     result.found += transfers.length;
     if (transfers.length === 0) continue;
+    await scanner.stampBlockTimes(transfers, [end]);
     const at = new Date(now());
     const { credits } = await db.transaction((tx) => creditTransfers(tx, transfers, { now: at, at, watchWindowSeconds: config.watchWindowSeconds, anyTime: true }));
     result.credits.push(...credits);

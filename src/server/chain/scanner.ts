@@ -125,6 +125,10 @@ export class ChainScanner {
     this.rpc = new JsonRpcClient(options.chain.rpcUrl);
   }
 
+  get network(): Network {
+    return this.options.network;
+  }
+
   /**
    * The newest block whose transfers count: enough confirmations, or the node's finalized block.
    * Only a node that does not know the `finalized` tag falls back to confirmations; any other
@@ -266,6 +270,7 @@ export class ChainScanner {
     if (logs.some((log) => BigInt(log.blockNumber) === toBlock && log.blockHash && log.blockHash.toLowerCase() !== end.hash)) {
       throw new NodeBehindError(`the logs of block ${toBlock} are from another chain than its block: retried next round`);
     }
+    await this.stampBlockTimes(transfers, [first, end]);
 
     const credits = await db.transaction(async (tx) => {
       // The cursor row is locked and checked: a second instance that scanned the range meanwhile wins.
@@ -273,7 +278,11 @@ export class ChainScanner {
       if (locked!.next_block !== fromBlock || locked!.halted_at) return undefined;
       const { credits: credited, refusals } = await creditTransfers(tx, transfers, { now: wallClock, at, watchWindowSeconds });
       for (const { transfer, reason } of refusals) this.options.log?.error({ network, txHash: transfer.txHash, logIndex: transfer.logIndex, to: transfer.to }, `transfer not credited: ${reason}`);
-      await tx.query('UPDATE chain_cursors SET next_block = $2, last_block_hash = $3, updated_at = $4 WHERE network = $1', [network, toBlock + 1n, end.hash, wallClock]);
+      // The end block's time is the network's chain time, by which its orders expire (expireOrders).
+      await tx.query(
+        'UPDATE chain_cursors SET next_block = $2, last_block_hash = $3, scanned_block_time = $4, updated_at = $5 WHERE network = $1',
+        [network, toBlock + 1n, end.hash, new Date(end.timestamp * 1000), wallClock],
+      );
       return credited;
     });
     if (!credits) return undefined;
@@ -281,6 +290,19 @@ export class ChainScanner {
     gauges?.lag.set({ network }, Number(remaining));
     if (remaining >= BigInt(chain.maxBlockRange)) this.options.log?.info?.({ network, fromBlock: String(fromBlock), toBlock: String(toBlock), lag: Number(remaining) }, 'chain scanner catching up');
     return { fromBlock, toBlock, logs: logs.length, ignored, credits };
+  }
+
+  /** Gives each transfer its block's time (the callback's occurredAt); a block the node lacks ends the round. */
+  async stampBlockTimes(transfers: readonly Transfer[], known: readonly RpcBlock[]): Promise<void> {
+    const times = new Map(known.map((block) => [block.number, block.timestamp]));
+    for (const transfer of transfers) {
+      let timestamp = times.get(transfer.blockNumber);
+      if (timestamp === undefined) {
+        timestamp = (await this.requireBlock(transfer.blockNumber, "a credited transfer's block")).timestamp;
+        times.set(transfer.blockNumber, timestamp);
+      }
+      transfer.blockTime = new Date(timestamp * 1000);
+    }
   }
 
   start(): void {

@@ -1,7 +1,7 @@
 // The operator's commands of `partner-api`, one entry each: its words, its own flags, an example and
 // what it runs. Adding a command or a flag is an edit here; parsing, help and errors are in ../cli.ts.
 import { isAddress } from '../addresses.js';
-import { CALLBACK_STATES, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/operator.js';
+import { CALLBACK_STATES, CallbackInFlightError, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/operator.js';
 import { chainResumeCommand, depositsRescanCommand } from '../chain/operator.js';
 import type { Config } from '../config.js';
 import { isUuid } from '../ids.js';
@@ -170,7 +170,9 @@ export const COMMANDS: Command[] = [
     example: 'partner-api callbacks redeliver --webhook-id msg_…',
     async run(flags, config) {
       const webhookId = required(flags, 'webhook-id');
-      const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId, new Date()));
+      const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId, new Date())).catch((error: unknown) => {
+        throw error instanceof CallbackInFlightError ? new RefusedError(error.message) : error;
+      });
       if (!event) throw new RefusedError(`no callback ${webhookId}`);
       print(flags, event, `callback ${webhookId} will be delivered again (same webhook-id)`);
     },
