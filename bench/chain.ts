@@ -43,6 +43,7 @@ import { addressQr } from '../src/server/orders.js';
 import { SecretKeeper } from '../src/server/secrets.js';
 import { startChain, type Chain, type Hex, type Token } from '../test/support/chain.js';
 import { startReceiver } from '../test/support/receiver.js';
+import { startPostgres, type Postgres } from './support.js';
 
 function positiveInteger(name: string, fallback: number): number {
   const text = process.env[name];
@@ -427,26 +428,6 @@ async function startRemoteReceiver(): Promise<RemoteReceiver> {
   };
 }
 
-interface Postgres {
-  url: string;
-  /** Where the cluster came from, for the environment line. */
-  origin: string;
-  stop: () => void;
-}
-
-function startPostgres(): Postgres | undefined {
-  const existing = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-  if (existing) return { url: existing, origin: process.env.BENCH_DATABASE_URL ? 'BENCH_DATABASE_URL' : 'TEST_DATABASE_URL', stop: () => {} };
-  const dir = mkdtempSync(join(tmpdir(), 'partner-bench-chain-pg.'));
-  try {
-    const url = execFileSync('bash', ['scripts/postgres-cluster.sh', 'start', dir, '54341'], { encoding: 'utf8' }).trim();
-    return { url, origin: 'throwaway cluster, fsync off', stop: () => execFileSync('bash', ['scripts/postgres-cluster.sh', 'stop', dir]) };
-  } catch (error) {
-    console.warn(`PostgreSQL could not be started (${(error as Error).message.split('\n')[0]}): its rows are left out`);
-    return undefined;
-  }
-}
-
 /** PostgreSQL with a schema of its own (search_path), so that a shared test database is left as it was. */
 async function openPostgresSchema(url: string): Promise<{ db: Database; drop: () => Promise<void> }> {
   const schema = `bench_chain_${process.pid}_${Date.now()}`;
@@ -470,7 +451,7 @@ const rate = (count: number | bigint, s: number) => Math.round(Number(count) / s
 
 async function main(): Promise<void> {
   const runStart = performance.now();
-  const postgres = startPostgres();
+  const postgres = startPostgres(54341);
   let receiver: RemoteReceiver | undefined;
   let chain: Chain | undefined;
   try {

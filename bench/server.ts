@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { createPartnerClient, type CreatedDepositOrder } from '../src/client/index.js';
 import { createAddressDeriver } from '../src/server/addresses.js';
-import { SANDBOX_XPUBS, testableConfig } from './support.js';
+import { SANDBOX_XPUBS, startPostgres, testableConfig } from './support.js';
 import { openPglite, openPostgres, type Database } from '../src/server/db/database.js';
 import { migrate } from '../src/server/db/migrate.js';
 import { addressQr, Orders, READ_ORDER_SQL } from '../src/server/orders.js';
@@ -137,22 +137,9 @@ async function postBreakdown(db: Database) {
   return { deriveUs, qrUs, dbUs: totalUs - deriveUs - qrUs, totalUs };
 }
 
-function startPostgres(): { url: string; stop: () => void } | undefined {
-  const existing = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-  if (existing) return { url: existing, stop: () => {} };
-  const dir = mkdtempSync(join(tmpdir(), 'partner-bench-pg.'));
-  try {
-    const url = execFileSync('bash', ['scripts/postgres-cluster.sh', 'start', dir, '54340'], { encoding: 'utf8' }).trim();
-    return { url, stop: () => execFileSync('bash', ['scripts/postgres-cluster.sh', 'stop', dir]) };
-  } catch {
-    console.warn('PostgreSQL could not be started: its rows are left out');
-    return undefined;
-  }
-}
-
 const fmt = (f: Figures) => `${Math.round(f.rps).toLocaleString('en-US')} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)}`;
 
-const postgres = startPostgres();
+const postgres = startPostgres(54340);
 try {
   const rows: string[] = [];
   const ratios: string[] = [];

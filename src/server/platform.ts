@@ -109,7 +109,7 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
       app,
       secrets,
       startWorkers() {
-        workers ??= startWorkers({ config, db, secrets, now, log: app.fastify.log, gauges: app.metrics.chain });
+        workers ??= startWorkers({ config, db, secrets, now, log: app.fastify.log, gauges: app.metrics.chain, leaderGauge: app.metrics.jobLeader });
         return workers;
       },
       async close() {

@@ -5,6 +5,7 @@ import { ChainScanner } from './chain/scanner.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { expireOrders } from './deposits.js';
+import { JobLeadership, type LeaderGauge } from './leader.js';
 import { runRepeatedly } from './loop.js';
 import type { ScannerGauges } from './chain/scanner.js';
 import type { SecretKeeper } from './secrets.js';
@@ -12,6 +13,8 @@ import type { Clock } from './time.js';
 
 export interface Workers {
   scanners: ChainScanner[];
+  /** Which jobs this instance runs now (a scanner per network, the expiry job). */
+  leaderships: JobLeadership[];
   dispatcher: CallbackDispatcher;
   stop(): Promise<void>;
 }
@@ -21,7 +24,7 @@ const EXPIRY_BATCH = 500;
 type Log = { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
 /** Starts the workers; refuses (ScannerStartError) a network that cannot be scanned safely. */
-export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Log; gauges?: ScannerGauges }): Promise<Workers> {
+export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Log; gauges?: ScannerGauges; leaderGauge?: LeaderGauge }): Promise<Workers> {
   const { config, db, now, log } = deps;
   const scanners = (['Tron', 'Ethereum'] as const).flatMap((network) => {
     const { chain, confirmations } = config.networks[network];
@@ -31,19 +34,24 @@ export async function startWorkers(deps: { config: Config; db: Database; secrets
   for (const scanner of scanners) await scanner.prepare();
   const scannedNetworks = scanners.map((s) => s.network);
   const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });
-  scanners.forEach((s) => s.start());
+  // Each scanner and the expiry job run in one instance at a time; the dispatcher runs in all (its claims are leased).
+  const leaderships = [...scanners.map((s) => new JobLeadership(db, `scan:${s.network}`, log, deps.leaderGauge)), new JobLeadership(db, 'expire-orders', log, deps.leaderGauge)];
+  const expiryLead = leaderships[scanners.length]!;
+  scanners.forEach((s, i) => s.start(() => leaderships[i]!.isLeader()));
   dispatcher.start();
   const expiry = runRepeatedly(
     // A full batch: more are due. Orders of the scanned networks expire by their scanners' chain time.
-    async () => (await expireOrders(db, new Date(now()), scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
+    async () => (await expiryLead.isLeader()) && (await expireOrders(db, new Date(now()), scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
     config.expiryIntervalSeconds * 1000,
     (error) => log?.warn({ err: error }, 'order expiry failed'),
   );
   return {
     scanners,
+    leaderships,
     dispatcher,
     async stop() {
       await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop()]);
+      await Promise.all(leaderships.map((l) => l.release()));
     },
   };
 }

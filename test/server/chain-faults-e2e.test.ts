@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedDepositOrder, PartnerClient } from '../../src/client/index.js';
 import { startChain, type Chain, type Hex, type Token } from '../support/chain.js';
 import { PARTNER_API_BIN as BIN, startPartnerApi, type RunningPartnerApi } from '../support/partner-api.js';
+import { until } from '../support/processes.js';
 import { startFaultProxy, type FaultProxy } from '../support/rpc-fault-proxy.js';
 import { orderRequest } from '../fixtures/orders.js';
 
@@ -92,15 +93,7 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     return data!.receivedAmount;
   }
 
-  async function waitFor<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-    const end = Date.now() + WAIT_MS;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > end) throw new Error(`${what}: not reached within ${WAIT_MS} ms\nserver:\n${serverLog().split('\n').slice(-10).join('\n')}`);
-      await sleep(200);
-    }
-  }
+  const waitFor = <T>(what: string, probe: () => Promise<T | undefined>) => until(what, probe, WAIT_MS, () => `server:\n${serverLog().split('\n').slice(-10).join('\n')}`);
 
   it('credits every transfer once through a provider\'s result limits and a lagging backend', async () => {
     const orders: CreatedDepositOrder[] = [];

@@ -9,6 +9,7 @@ import type { CreatedDepositOrder } from '../../src/client/index.js';
 import { openPglite, openPostgres } from '../../src/server/db/database.js';
 import { startChain } from '../support/chain.js';
 import { startPartnerApi } from '../support/partner-api.js';
+import { until } from '../support/processes.js';
 import { startReceiver } from '../support/receiver.js';
 import { DATABASES, freshDatabase } from '../support/platform.js';
 import { orderRequest } from '../fixtures/orders.js';
@@ -16,16 +17,6 @@ import { orderRequest } from '../fixtures/orders.js';
 async function serve(env: Record<string, string>) {
   const platform = await startPartnerApi(env);
   return { server: platform.process, client: platform.client() };
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe.each(DATABASES)('crash safety on %s', (kind) => {

@@ -39,3 +39,14 @@ export function startProcess(command: string, args: string[], ready: RegExp, env
     child.once('exit', (code) => reject(new Error(`${command} exited with ${code} before it was ready:\n${output}`)));
   });
 }
+
+/** Polls `probe` until it returns a value; fails naming `what` (and `context()`, e.g. a server's log) after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000, context: () => string = () => ''): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${context() ? `\n${context()}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -305,10 +305,11 @@ export class ChainScanner {
     }
   }
 
-  start(): void {
+  /** Scans every poll interval while `runsHere` says this instance holds the network's job. */
+  start(runsHere: () => Promise<boolean> = async () => true): void {
     this.stopped = false;
     this.loop = runRepeatedly(
-      async () => (await this.scanOnce()) !== undefined, // catching up: scan again at once
+      async () => (await runsHere()) && (await this.scanOnce()) !== undefined, // catching up: scan again at once
       this.options.chain.pollIntervalSeconds * 1000,
       (error) => this.options.log?.warn({ err: error, network: this.options.network }, 'chain scan failed; retrying'),
     );

@@ -7,8 +7,17 @@ export interface Sql {
   query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
 }
 
+/** A connection of its own, for what lives as long as a session: advisory locks. */
+export interface Session extends Sql {
+  /** True once the connection is gone: its session's locks are released by the server. */
+  readonly lost: boolean;
+  close(): Promise<void>;
+}
+
 export interface Database extends Sql {
   readonly kind: 'pglite' | 'postgres';
+  /** A session outside the pool; absent on PGlite, whose one process owns the database. */
+  openSession?(): Promise<Session>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
   /** Runs several statements at once (migrations). */
@@ -42,7 +51,7 @@ export async function openPostgres(connectionString: string, maxConnections = 10
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => {});
   await pool.query('SELECT 1');
-  const query = async <Row>(runner: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) =>
+  const query = async <Row>(runner: pg.Pool | pg.ClientBase, text: string, params?: readonly unknown[]) =>
     (await runner.query(text, params as unknown[] | undefined)).rows as Row[];
   return {
     kind: 'postgres',
@@ -62,6 +71,21 @@ export async function openPostgres(connectionString: string, maxConnections = 10
       }
     },
     exec: async (text) => void (await pool.query(text)),
+    async openSession() {
+      const client = new pg.Client({ connectionString, types: pool.options.types as never });
+      let lost = false;
+      // A session whose server or network went away is lost, not fatal: its holder steps down.
+      client.on('error', () => void (lost = true));
+      client.on('end', () => void (lost = true));
+      await client.connect();
+      return {
+        get lost() {
+          return lost;
+        },
+        query: (text, params) => query(client, text, params),
+        close: () => client.end().catch(() => {}),
+      };
+    },
     close: () => pool.end(),
   };
 }
