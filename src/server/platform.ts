@@ -1,8 +1,8 @@
 // Opens the platform: its database (PGlite in the data directory, or PostgreSQL), its migrations,
 // its services and its HTTP app. The one place that wires the parts together.
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config.js';
+import { lockDataDirectory, restrictToOwner } from './data-directory.js';
 import { openPglite, openPostgres, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { buildApp, type App } from './http/app.js';
@@ -26,40 +26,13 @@ export interface Platform {
   close(): Promise<void>;
 }
 
-export class DataDirectoryBusyError extends Error {}
-
-/**
- * PGlite is one process's database: a lock file keeps a second process (another server, or an
- * operator command while the server runs) from opening the same data directory.
- */
-function lockDataDirectory(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
-  const lockFile = join(dataDir, 'partner-api.lock');
-  if (existsSync(lockFile)) {
-    const pid = Number(readFileSync(lockFile, 'utf8'));
-    let alive = false;
-    try {
-      alive = pid > 0 && pid !== process.pid && (process.kill(pid, 0), true);
-    } catch {
-      alive = false;
-    }
-    if (alive) {
-      throw new DataDirectoryBusyError(
-        `the embedded database in ${dataDir} is open in process ${pid} (a running platform?): stop it first, ` +
-          'or give both the same DATABASE_URL of a PostgreSQL server',
-      );
-    }
-    rmSync(lockFile, { force: true }); // left by a process that died
-  }
-  writeFileSync(lockFile, String(process.pid), { flag: 'wx' });
-  return () => rmSync(lockFile, { force: true });
-}
-
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>): Promise<{ db: Database; release: () => void }> {
   if (config.databaseUrl) return { db: await openPostgres(config.databaseUrl, config.databasePoolSize), release: () => {} };
   const release = lockDataDirectory(config.dataDir);
   try {
-    return { db: await openPglite(join(config.dataDir, 'pglite')), release };
+    const db = await openPglite(join(config.dataDir, 'pglite'));
+    restrictToOwner(config.dataDir);
+    return { db, release };
   } catch (error) {
     release();
     throw error;

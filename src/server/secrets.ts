@@ -3,8 +3,9 @@
 // print a merchant's credentials again from the master key. A new secret_version rotates both
 // (`partner-api merchants rotate-secrets`).
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ownerOnlyDirectory } from './data-directory.js';
 
 export type Mode = 'sandbox' | 'live';
 
@@ -59,7 +60,7 @@ export function newMerchantIdentity(mode: Mode): { id: string; apiKey: string } 
 export function sandboxMasterKey(dataDir: string): Buffer {
   const file = join(dataDir, 'master.key');
   if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
+    ownerOnlyDirectory(dataDir);
     writeFileSync(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   }
   chmodSync(file, 0o600);

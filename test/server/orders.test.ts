@@ -77,13 +77,15 @@ describe('addresses across restarts (PGlite in a data directory)', () => {
     }
   });
 
-  it('refuses a second process on the same data directory', async () => {
+  it('refuses a second opening of the same data directory while the first holds it, and opens after it closed', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'partner-lock-'));
     const config = { ...testConfig(), dataDir };
-    const { writeFileSync } = await import('node:fs');
     try {
-      writeFileSync(join(dataDir, 'partner-api.lock'), String(process.ppid));
-      await expect(openPlatform(config, { logger: false })).rejects.toThrow(/is open in process/);
+      const first = await openPlatform(config, { logger: false });
+      await expect(openPlatform(config, { logger: false })).rejects.toThrow(`is open in process ${process.pid}`);
+      await first.close();
+      const second = await openPlatform(config, { logger: false });
+      await second.close();
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
