@@ -2,6 +2,7 @@
 // value stops the start with a message that names the setting.
 import { parseArgs } from 'node:util';
 import { createAddressDeriver, tronAddressToId, type Network } from './addresses.js';
+import { isLoopbackHost } from './callbacks/destinations.js';
 import type { Mode } from './secrets.js';
 
 /** The public "abandon … about" test wallet (vectors/hd-addresses.json): sandbox only, never for real funds. */
@@ -60,7 +61,7 @@ export interface Config {
     timeoutSeconds: number;
     /** Seconds before each retry (jitter is added); the event is given up after the last. */
     retrySchedule: number[];
-    /** Lets live mode call back to private and loopback addresses: for tests on one machine only. */
+    /** Callbacks may reach private and loopback addresses: ALLOW_PRIVATE_CALLBACKS (tests on one machine), or a sandbox listening on loopback only. */
     allowPrivate: boolean;
     dispatchIntervalMs: number;
   };
@@ -221,7 +222,8 @@ export function configFrom(values: Record<string, string | boolean | undefined>,
     callbacks: {
       timeoutSeconds: integer('CALLBACK_TIMEOUT_SECONDS', get('callback-timeout-seconds') ?? '15', 1, 120),
       retrySchedule: retrySchedule(get('callback-retry-schedule') ?? DEFAULT_RETRY_SCHEDULE),
-      allowPrivate: flag('ALLOW_PRIVATE_CALLBACKS', get('allow-private-callbacks')),
+      // A sandbox reachable only from this machine may call back to it; one listening on a public address may not.
+      allowPrivate: flag('ALLOW_PRIVATE_CALLBACKS', get('allow-private-callbacks')) || (mode === 'sandbox' && isLoopbackHost(host)),
       dispatchIntervalMs: 500,
     },
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL_SECONDS', get('expiry-interval-seconds') ?? '10', 1, 3600),

@@ -3,10 +3,10 @@
 // order at a time in its sequence order, signs each delivery per Standard Webhooks with the merchant's callback
 // secret, POSTs it without following redirects within the timeout, records every attempt, and
 // schedules retries with jitter. 2xx delivers, 410 stops, anything else retries until the schedule ends.
-import { request as httpRequest, type Agent } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { useAgent } from 'request-filtering-agent';
 import type { Config } from '../config.js';
+import { callbackPolicy, callbackUrlProblem, publicOnlyLookup } from './destinations.js';
 import type { Database } from '../db/database.js';
 import type { Mode, SecretKeeper } from '../secrets.js';
 import { createCallbackSigner } from '../../signing/index.js';
@@ -88,8 +88,11 @@ export class CallbackDispatcher {
     const signature = await createCallbackSigner(secret).sign({ id: row.webhook_id, timestamp, body: row.body });
     const started = performance.now();
     const url = new URL(row.url);
-    const filtered = this.options.mode === 'live' && !this.options.config.allowPrivate;
-    const agent: Agent | undefined = filtered ? useAgent(row.url) : undefined;
+    // Checked again at every delivery: the policy may have changed since the order was created, and
+    // names are judged by what they resolve to now (publicOnlyLookup), IP literals here.
+    const policy = callbackPolicy(this.options.mode, this.options.config.allowPrivate);
+    const refused = callbackUrlProblem(row.url, policy);
+    if (refused) return { statusCode: undefined, latencyMs: 0, error: `callback URL ${refused}` };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve) => {
       const finish = (statusCode: number | undefined, error: string | undefined) =>
@@ -98,7 +101,7 @@ export class CallbackDispatcher {
         url,
         {
           method: 'POST',
-          agent,
+          ...(policy.allowPrivate ? {} : { lookup: publicOnlyLookup }),
           timeout: this.options.config.timeoutSeconds * 1000,
           headers: {
             'Content-Type': 'application/json',

@@ -1,5 +1,6 @@
 // The HTTP application: every concern registered here, in the order a request meets them.
 import Fastify, { type FastifyInstance } from 'fastify';
+import { callbackPolicy } from '../callbacks/destinations.js';
 import type { Config } from '../config.js';
 import { createContractAjv } from '../contract.js';
 import type { Database } from '../db/database.js';
@@ -70,8 +71,7 @@ export function buildApp(deps: AppDeps): App {
     ...guard,
     orders: deps.orders,
     withdrawals: deps.withdrawals,
-    mode: deps.config.mode,
-    allowPrivateCallbacks: deps.config.callbacks.allowPrivate,
+    callbackPolicy: callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate),
     metrics,
   });
   if (deps.config.mode === 'sandbox') {

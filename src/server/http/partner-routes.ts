@@ -5,11 +5,10 @@ import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { componentSchema, uuidPathParams } from '../contract.js';
 import type { Merchant } from '../merchants.js';
 import type { Orders } from '../orders.js';
-import type { Mode } from '../secrets.js';
+import { callbackUrlProblem, type CallbackPolicy } from '../callbacks/destinations.js';
 import type { Withdrawals } from '../withdrawals.js';
 import type { Metrics } from './operations-routes.js';
 import type { Authenticator } from './authentication.js';
-import { callbackUrlProblem } from './callback-url.js';
 import { ProblemError } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -67,8 +66,7 @@ export function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
 export interface PartnerRouteDeps extends GuardDeps {
   orders: Orders;
   withdrawals: Withdrawals;
-  mode: Mode;
-  allowPrivateCallbacks: boolean;
+  callbackPolicy: CallbackPolicy;
   metrics: Metrics;
 }
 
@@ -79,7 +77,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     '/partner/v1/platforms/orders',
     { schema: { body: componentSchema('CreateDepositOrderRequest') }, preValidation },
     async (request, reply) => {
-      const urlProblem = callbackUrlProblem(request.body.callbackUrl, deps.mode, deps.allowPrivateCallbacks);
+      const urlProblem = callbackUrlProblem(request.body.callbackUrl, deps.callbackPolicy);
       if (urlProblem) {
         throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', {
           errors: [{ pointer: '/callbackUrl', detail: urlProblem }],

@@ -1,0 +1,137 @@
+// Where callbacks may go: one classification of addresses, used when an order's callbackUrl is
+// accepted and again on every delivery, after DNS, on the address the socket connects to (so a name
+// that resolves, or later re-resolves, to an internal address is refused too).
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import type { Mode } from '../secrets.js';
+
+/** IPv4 ranges that are not the public internet (RFC 6890 and its updates). */
+const NON_PUBLIC_V4 = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8], // "this network"
+  ['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], // private
+  ['100.64.0.0', 10], // shared (carrier-grade NAT)
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local (cloud metadata services live here)
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], ['198.51.100.0', 24], ['203.0.113.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay anycast (deprecated)
+  ['198.18.0.0', 15], // benchmarking
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved and broadcast
+] as const) NON_PUBLIC_V4.addSubnet(network, prefix, 'ipv4');
+
+/** IPv6 ranges that are not the public internet; forms that embed an IPv4 address are judged by it. */
+const NON_PUBLIC_V6 = new BlockList();
+for (const [network, prefix] of [
+  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible form (::7f00:1 is 127.0.0.1)
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['100::', 64], // discard-only
+  ['2001::', 23], // IETF protocol assignments: Teredo (2001::/32), ORCHID, …
+  ['2001:db8::', 32], ['3fff::', 20], // documentation
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated, still routed inside some networks)
+  ['ff00::', 8], // multicast
+] as const) NON_PUBLIC_V6.addSubnet(network, prefix, 'ipv6');
+
+/** The eight 16-bit words of an IPv6 address (with or without an IPv4 tail). */
+function ipv6Words(ip: string): number[] {
+  let text = ip.toLowerCase().replace(/%.*$/, ''); // a zone index does not change the address
+  const v4Tail = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4Tail) {
+    const [a, b, c, d] = v4Tail.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, v4Tail.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined];
+  const words = (part: string) => (part === '' ? [] : part.split(':').map((w) => parseInt(w, 16)));
+  if (tail === undefined) return words(head);
+  const [front, back] = [words(head), words(tail)];
+  return [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+const ipv4Of = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
+
+/** The IPv4 address an IPv6 address stands for: IPv4-mapped, NAT64 (64:ff9b::/96) and 6to4 (2002::/16). */
+function embeddedIpv4(words: number[]): string | undefined {
+  const zeros = (from: number, to: number) => words.slice(from, to).every((w) => w === 0);
+  if (zeros(0, 5) && words[5] === 0xffff) return ipv4Of(words[6]!, words[7]!);
+  if (words[0] === 0x64 && words[1] === 0xff9b && zeros(2, 6)) return ipv4Of(words[6]!, words[7]!);
+  if (words[0] === 0x2002) return ipv4Of(words[1]!, words[2]!);
+  return undefined;
+}
+
+/** True for every address that is not on the public internet, in any of its IPv4 and IPv6 forms. */
+export function isNonPublicAddress(ip: string): boolean {
+  const version = isIP(ip.replace(/%.*$/, ''));
+  if (version === 4) return NON_PUBLIC_V4.check(ip, 'ipv4');
+  if (version !== 6) return false;
+  const words = ipv6Words(ip);
+  const v4 = embeddedIpv4(words);
+  if (v4) return NON_PUBLIC_V4.check(v4, 'ipv4');
+  return NON_PUBLIC_V6.check(words.map((w) => w.toString(16)).join(':'), 'ipv6');
+}
+
+/** `localhost`, its subdomains, with or without the root's trailing dot. */
+function isLocalhostName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.+$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+/** A host the server may listen on without being reachable from other machines. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (isLocalhostName(bare)) return true;
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  return isIP(bare) === 6 && ipv6Words(bare).join(':') === '0:0:0:0:0:0:0:1';
+}
+
+export interface CallbackPolicy {
+  /** Live mode: https only. */
+  requireHttps: boolean;
+  /** Private and loopback receivers allowed: ALLOW_PRIVATE_CALLBACKS, or a sandbox on loopback only. */
+  allowPrivate: boolean;
+}
+
+export function callbackPolicy(mode: Mode, allowPrivate: boolean): CallbackPolicy {
+  return { requireHttps: mode === 'live', allowPrivate };
+}
+
+/** Why a callback URL is refused under this policy, or undefined when it is acceptable. */
+export function callbackUrlProblem(text: string, policy: CallbackPolicy): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.username || url.password) return 'must not carry a user name or password';
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL';
+  if (policy.requireHttps && url.protocol !== 'https:') return 'must be an https URL in live mode';
+  if (policy.allowPrivate) return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isLocalhostName(host) || isNonPublicAddress(host)) return 'must not name a private, loopback, link-local or reserved address';
+  return undefined;
+}
+
+export class NonPublicDestinationError extends Error {
+  constructor(host: string, address: string) {
+    super(`callback host ${host} resolves to ${address}, which is not a public address`);
+  }
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for http.request that refuses a name resolving to any non-public address. Node skips
+ * lookup for IP literals: those are checked by callbackUrlProblem before the request is made.
+ */
+export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const refused = addresses.find((a) => isNonPublicAddress(a.address));
+    if (refused) return callback(new NonPublicDestinationError(hostname, refused.address), []);
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
+}
