@@ -271,6 +271,46 @@ export interface components {
          */
         CallbackUrl: string;
         /**
+         * @description Machine-readable reason of a failure:
+         *
+         *     | code | status | meaning |
+         *     |---|---|---|
+         *     | `bad_request` | 400 | the request is not valid HTTP, or its path is not a valid URL (a malformed `%` escape) |
+         *     | `malformed_json` | 400 | the body is not valid JSON |
+         *     | `missing_credentials` | 401 | `X-Api-Key`, `X-Timestamp` or `X-Signature` is missing or malformed |
+         *     | `unknown_api_key` | 401 | no merchant has this API key |
+         *     | `invalid_signature` | 401 | the signature does not match the request |
+         *     | `timestamp_out_of_window` | 401 | `X-Timestamp` is more than 300 s from the server's clock (`serverTime` says it) |
+         *     | `not_found` | 404 | no such order or withdrawal for this merchant |
+         *     | `request_timeout` | 408 | the request did not arrive in full within the server's request timeout (30 s by default) |
+         *     | `external_id_conflict` | 409 | the `externalId` was used before with different fields |
+         *     | `invalid_status_transition` | 409 | (sandbox) the withdrawal's status is final |
+         *     | `order_not_watched` | 409 | (sandbox) the order is past its watch window |
+         *     | `payload_too_large` | 413 | the body is over 16 KiB |
+         *     | `uri_too_long` | 414 | a path segment is over 2048 characters |
+         *     | `unsupported_media_type` | 415 | the body is not `application/json` |
+         *     | `validation_failed` | 422 | the body or a path parameter does not match the contract (`errors` lists the fields) |
+         *     | `rate_limited` | 429 | too many requests for this API key (`Retry-After` says when to retry) |
+         *     | `headers_too_large` | 431 | the request line and headers are over 16 KiB |
+         *     | `internal_error` | 500 | the platform failed; the request may be retried |
+         * @example validation_failed
+         * @enum {string}
+         */
+        ProblemCode: "bad_request" | "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "request_timeout" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "headers_too_large" | "internal_error";
+        /** @description One invalid field of a request. */
+        FieldError: {
+            /**
+             * @description JSON Pointer (RFC 6901) to the field in the request body; empty for the body itself.
+             * @example /blockchain
+             */
+            pointer: string;
+            /**
+             * @description What is wrong with it.
+             * @example must be one of Tron, Ethereum
+             */
+            detail: string;
+        };
+        /**
          * @description A wallet address on the order's network: base58check `T…` on Tron, EIP-55 checksummed `0x…` hex on
          *     Ethereum.
          * @example TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH
@@ -331,42 +371,6 @@ export interface components {
             /** @description The confirmed total, in the smallest unit, at which the order is `DONE` (Tron 1 USDT, Ethereum 10 USDT by default). */
             minAmount: components["schemas"]["TokenAmount"];
         };
-        /**
-         * @description Machine-readable reason of a failure:
-         *
-         *     | code | status | meaning |
-         *     |---|---|---|
-         *     | `malformed_json` | 400 | the body is not valid JSON |
-         *     | `missing_credentials` | 401 | `X-Api-Key`, `X-Timestamp` or `X-Signature` is missing or malformed |
-         *     | `unknown_api_key` | 401 | no merchant has this API key |
-         *     | `invalid_signature` | 401 | the signature does not match the request |
-         *     | `timestamp_out_of_window` | 401 | `X-Timestamp` is more than 300 s from the server's clock (`serverTime` says it) |
-         *     | `not_found` | 404 | no such order or withdrawal for this merchant |
-         *     | `external_id_conflict` | 409 | the `externalId` was used before with different fields |
-         *     | `invalid_status_transition` | 409 | (sandbox) the withdrawal's status is final |
-         *     | `order_not_watched` | 409 | (sandbox) the order is past its watch window |
-         *     | `payload_too_large` | 413 | the body is over 16 KiB |
-         *     | `unsupported_media_type` | 415 | the body is not `application/json` |
-         *     | `validation_failed` | 422 | the body or a path parameter does not match the contract (`errors` lists the fields) |
-         *     | `rate_limited` | 429 | too many requests for this API key (`Retry-After` says when to retry) |
-         *     | `internal_error` | 500 | the platform failed; the request may be retried |
-         * @example validation_failed
-         * @enum {string}
-         */
-        ProblemCode: "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error";
-        /** @description One invalid field of a request. */
-        FieldError: {
-            /**
-             * @description JSON Pointer (RFC 6901) to the field in the request body; empty for the body itself.
-             * @example /blockchain
-             */
-            pointer: string;
-            /**
-             * @description What is wrong with it.
-             * @example must be one of Tron, Ethereum
-             */
-            detail: string;
-        };
         /** @description Exact sum of the confirmed deposits to the order's address, in the smallest unit. */
         ReceivedAmount: components["schemas"]["TokenAmount"];
         /**
@@ -410,6 +414,20 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description A request the HTTP layer refused before the operation ran: not valid HTTP or a malformed path
+         *     (400 `bad_request`), not in full within the request timeout (408 `request_timeout`), a path segment
+         *     over 2048 characters (414 `uri_too_long`), a request line and headers over 16 KiB
+         *     (431 `headers_too_large`). No rate-limit headers: the request was never attributed to a key.
+         */
+        ProtocolError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The body is not valid JSON (`malformed_json`). */
         BadRequest: {
             headers: {
@@ -601,19 +619,20 @@ export type MerchantReference = components['schemas']['MerchantReference'];
 export type Blockchain = components['schemas']['Blockchain'];
 export type Currency = components['schemas']['Currency'];
 export type CallbackUrl = components['schemas']['CallbackUrl'];
+export type ProblemCode = components['schemas']['ProblemCode'];
+export type FieldError = components['schemas']['FieldError'];
 export type WalletAddress = components['schemas']['WalletAddress'];
 export type PlatformDateTime = components['schemas']['PlatformDateTime'];
 export type OrderStatus = components['schemas']['OrderStatus'];
 export type TokenAmount = components['schemas']['TokenAmount'];
 export type DepositOrderCore = components['schemas']['DepositOrderCore'];
-export type ProblemCode = components['schemas']['ProblemCode'];
-export type FieldError = components['schemas']['FieldError'];
 export type ReceivedAmount = components['schemas']['ReceivedAmount'];
 export type OrderEventType = components['schemas']['OrderEventType'];
 export type WithdrawalStatus = components['schemas']['WithdrawalStatus'];
 export type SandboxDepositRequest = components['schemas']['SandboxDepositRequest'];
 export type SandboxWithdrawalRequest = components['schemas']['SandboxWithdrawalRequest'];
 export type WithdrawalStatusChange = components['schemas']['WithdrawalStatusChange'];
+export type ResponseProtocolError = components['responses']['ProtocolError'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseConflict = components['responses']['Conflict'];
@@ -686,6 +705,7 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
         };
     };
     getDepositOrder: {
@@ -726,6 +746,7 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
         };
     };
     getWithdrawal: {
@@ -766,6 +787,7 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
         };
     };
     simulateSandboxDeposit: {
@@ -814,6 +836,7 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
         };
     };
     createSandboxWithdrawal: {
@@ -856,6 +879,7 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
         };
     };
     setSandboxWithdrawalStatus: {
@@ -904,6 +928,7 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
         };
     };
 }

@@ -55,6 +55,8 @@ export interface Config {
   orderLifetimeSeconds: number;
   watchWindowSeconds: number;
   timestampToleranceSeconds: number;
+  /** A request (headers and body) must arrive in full within this; then 408. */
+  requestTimeoutSeconds: number;
   rateLimit: { limit: number; windowSeconds: number };
   logLevel: string;
   callbacks: {
@@ -113,6 +115,7 @@ const SETTINGS = {
   'order-lifetime-seconds': { env: 'ORDER_LIFETIME_SECONDS' },
   'watch-window-seconds': { env: 'WATCH_WINDOW_SECONDS' },
   'timestamp-tolerance-seconds': { env: 'TIMESTAMP_TOLERANCE_SECONDS' },
+  'request-timeout-seconds': { env: 'REQUEST_TIMEOUT_SECONDS' },
   'rate-limit': { env: 'RATE_LIMIT' },
   'log-level': { env: 'LOG_LEVEL' },
 } as const;
@@ -217,6 +220,7 @@ export function configFrom(values: Record<string, string | boolean | undefined>,
     orderLifetimeSeconds: integer('ORDER_LIFETIME_SECONDS', get('order-lifetime-seconds') ?? '3600', 10, 30 * 86_400),
     watchWindowSeconds: integer('WATCH_WINDOW_SECONDS', get('watch-window-seconds') ?? String(7 * 86_400), 0, 90 * 86_400),
     timestampToleranceSeconds: integer('TIMESTAMP_TOLERANCE_SECONDS', get('timestamp-tolerance-seconds') ?? '300', 1, 3600),
+    requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
     logLevel: get('log-level') ?? 'info',
     callbacks: {

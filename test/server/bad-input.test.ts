@@ -1,8 +1,10 @@
 // Bad input gets a clear problem and changes nothing; no 5xx for anything a caller can send.
+import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderRequest } from '../fixtures/orders.js';
 import { hdVectors } from '../fixtures/vectors.js';
+import { contractViolations } from '../support/contract.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
 
 const ORDERS = '/partner/v1/platforms/orders';
@@ -151,5 +153,65 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
       }),
       { numRuns: 250 },
     );
+  });
+});
+
+/** Sends bytes on a raw socket and returns what the server wrote before it closed (or `waitMs` passed). */
+function rawExchange(baseUrl: string, bytes: string, waitMs = 5000): Promise<{ status: number; contentType: string | undefined; body: string; closed: boolean }> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let received = '';
+    const done = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      const [head = '', body = ''] = received.split('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), contentType: /^content-type: (.*)$/im.exec(head)?.[1], body, closed });
+    };
+    const timer = setTimeout(() => done(false), waitMs);
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.on('end', () => done(true));
+    socket.on('error', reject);
+    socket.write(bytes);
+  });
+}
+
+describe("the HTTP layer's refusals", () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform('pglite', { env: { REQUEST_TIMEOUT_SECONDS: '1' } });
+  });
+  afterAll(async () => t?.close());
+
+  const order = '/partner/v2/platforms/orders/';
+  it.each([
+    ['a malformed percent-escape in a path id', `GET ${order}%zz HTTP/1.1\r\nHost: x\r\n\r\n`, 400, 'bad_request'],
+    ['a malformed percent-escape anywhere', 'GET /%zz HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'bad_request'],
+    ['a path segment over 2048 characters', `GET ${order}${'a'.repeat(3000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 414, 'uri_too_long'],
+    ['a request target over 16 KiB', `GET ${order}${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'headers_too_large'],
+    ['headers over 16 KiB', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+    ['a request that is not HTTP', 'GARBAGE\r\n\r\n', 400, 'bad_request'],
+  ])('answers %s with a problem', async (_, bytes, status, code) => {
+    const response = await rawExchange(t.baseUrl, bytes);
+    expect(response.status).toBe(status);
+    expect(response.contentType).toMatch(/^application\/problem\+json/);
+    expect(JSON.parse(response.body)).toMatchObject({ status, code, type: `https://docs.partner-platform.test/problems/${code}` });
+    if (status !== 400) expect(contractViolations('GET', `${order}00000000-0000-4000-8000-000000000000`, status, response.contentType!, response.body)).toEqual([]);
+  });
+
+  it('answers a body that never completes with 408 within the request timeout, closes the connection and stores nothing', async () => {
+    const before = await rowCounts(t);
+    const started = Date.now();
+    const response = await rawExchange(
+      t.baseUrl,
+      `POST /partner/v1/platforms/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"externalId":`,
+      10_000,
+    );
+    expect(response.status).toBe(408);
+    expect(JSON.parse(response.body)).toMatchObject({ status: 408, code: 'request_timeout' });
+    expect(response.closed).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5000); // 1 s timeout, checked every second
+    expect(contractViolations('POST', '/partner/v1/platforms/orders', 408, response.contentType!, response.body)).toEqual([]);
+    expect(await rowCounts(t)).toEqual(before);
   });
 });

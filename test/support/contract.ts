@@ -24,7 +24,8 @@ const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').r
 
 function resolveResponse(template: string, method: string, status: string): { ref: string; content?: Record<string, unknown> } | undefined {
   const responses = (contract.paths[template]![method] as { responses: Record<string, { $ref?: string; content?: Record<string, unknown> }> }).responses;
-  const response = responses[status];
+  // `default` is the HTTP layer's refusals (ProtocolError); any other status must be declared itself.
+  const response = responses[status] ?? (['408', '414', '431'].includes(status) ? responses.default : undefined);
   if (!response) return undefined;
   if (response.$ref) {
     const name = response.$ref.split('/').pop()!;

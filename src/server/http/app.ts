@@ -11,14 +11,14 @@ import type { Withdrawals } from '../withdrawals.js';
 import { createAuthenticator } from './authentication.js';
 import { createMetrics, operationsRoutes, type Metrics } from './operations-routes.js';
 import { partnerRoutes } from './partner-routes.js';
-import { errorHandler, ProblemError, sendProblem } from './problems.js';
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, ProblemError, sendProblem } from './problems.js';
 import { createRateLimiter } from './rate-limit.js';
 import { sandboxRoutes } from './sandbox-routes.js';
 
 export const BODY_LIMIT = 16 * 1024;
 
 export interface AppDeps {
-  config: Pick<Config, 'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'logLevel' | 'callbacks' | 'watchWindowSeconds'>;
+  config: Pick<Config, 'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds'>;
   db: Database;
   merchants: Merchants;
   orders: Orders;
@@ -38,6 +38,12 @@ export function buildApp(deps: AppDeps): App {
     bodyLimit: BODY_LIMIT,
     // Long path ids reach validation (a 422 problem) instead of the router's bare 414.
     routerOptions: { maxParamLength: 2048 },
+    // A request must arrive in full within the timeout (a body that never completes holds a socket and
+    // a buffer otherwise); Node checks every second so that the bound is kept to about a second.
+    requestTimeout: deps.config.requestTimeoutSeconds * 1000,
+    http: { headersTimeout: deps.config.requestTimeoutSeconds * 1000, connectionsCheckingInterval: 1000 },
+    clientErrorHandler: clientErrorHandler(deps.config.requestTimeoutSeconds),
+    frameworkErrors: frameworkErrorHandler,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
     logger:

@@ -1,21 +1,27 @@
 // Every failure leaves as an RFC 9457 problem (application/problem+json) with a code of the contract.
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FieldError, Problem, ProblemCode } from '../../../generated/schema.js';
 
 const TITLES: Record<ProblemCode, string> = {
+  bad_request: 'Bad request',
   malformed_json: 'Malformed JSON',
   missing_credentials: 'Missing credentials',
   unknown_api_key: 'Unknown API key',
   invalid_signature: 'Invalid signature',
   timestamp_out_of_window: 'Timestamp out of window',
   not_found: 'Not found',
+  request_timeout: 'Request timeout',
   external_id_conflict: 'externalId conflict',
   invalid_status_transition: 'Invalid status transition',
   order_not_watched: 'Order not watched',
   payload_too_large: 'Payload too large',
+  uri_too_long: 'URI too long',
   unsupported_media_type: 'Unsupported media type',
   validation_failed: 'Validation failed',
   rate_limited: 'Too many requests',
+  headers_too_large: 'Header fields too large',
   internal_error: 'Internal error',
 };
 
@@ -84,8 +90,6 @@ export function toProblemError(error: FastifyError & { validation?: AjvError[]; 
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ProblemError(415, 'unsupported_media_type', 'Send the body as application/json.');
-    case 'FST_ERR_BAD_URL':
-      return new ProblemError(422, 'validation_failed', 'The request path is malformed.');
   }
   if (error.statusCode === 400) return new ProblemError(400, 'malformed_json', 'The request could not be read.');
   return new ProblemError(500, 'internal_error', 'The platform failed to handle the request; it may be retried.');
@@ -95,4 +99,38 @@ export function errorHandler(this: unknown, error: FastifyError, request: Fastif
   const problem = toProblemError(error);
   if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
   return sendProblem(reply, problem);
+}
+
+/** The router's own refusals (Fastify's frameworkErrors), before any route runs. */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  switch (error.code) {
+    case 'FST_ERR_BAD_URL':
+      return sendProblem(reply, new ProblemError(400, 'bad_request', 'The request path is not a valid URL (a malformed percent-escape).'));
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return sendProblem(reply, new ProblemError(414, 'uri_too_long', 'A path segment is over 2048 characters.'));
+  }
+  return sendProblem(reply, toProblemError(error));
+}
+
+/**
+ * What Node's HTTP parser refuses before Fastify sees a request (its clientError event): a request
+ * not in full within the timeout (408), a request line and headers over 16 KiB (431), anything that
+ * is not HTTP (400). Written straight to the socket, which is then closed.
+ */
+export function clientErrorHandler(requestTimeoutSeconds: number) {
+  return (error: Error & { code?: string }, socket: Socket) => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const problem =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? new ProblemError(408, 'request_timeout', `The request did not arrive in full within ${requestTimeoutSeconds} s.`)
+      : error.code === 'HPE_HEADER_OVERFLOW' ? new ProblemError(431, 'headers_too_large', 'The request line and headers are over 16 KiB.')
+      : new ProblemError(400, 'bad_request', 'The request is not valid HTTP/1.1.');
+    if (socket.writable) {
+      const body = JSON.stringify(problem.toProblem());
+      socket.write(
+        `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    }
+    socket.destroy();
+  };
 }
