@@ -1,6 +1,6 @@
 // The three operations exactly as contracted, on every database; every response is checked against
 // generated/openapi.json by the harness.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signRequest } from '../../src/signing/index.js';
 import { orderRequest } from '../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../support/platform.js';
@@ -223,11 +223,26 @@ describe('rate limits per API key', () => {
     const other = await t.createMerchant();
     expect((await t.signed('GET', path, { credentials: other })).status).toBe(404); // quotas are per key
   });
+});
 
-  it('counts failed authentication against the caller, so guessing is limited too', async () => {
+describe('failed authentication', () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform('pglite', { env: { RATE_LIMIT: '3/60' }, now: () => NOW });
+  });
+  afterAll(() => t?.close());
+
+  it("is charged to the caller's address before any lookup, and an unknown key is looked up once", async () => {
     const path = '/partner/v2/platforms/orders/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b';
+    const lookups = vi.spyOn(t.platform.merchants, 'byApiKey');
+    const guess = (apiKey: string) => t.fetch(path, { headers: { 'X-Api-Key': apiKey, 'X-Timestamp': String(NOW / 1000), 'X-Signature': 'a'.repeat(64) } });
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push((await t.fetch(path, { headers: { 'X-Api-Key': 'pk_guess', 'X-Timestamp': String(NOW / 1000), 'X-Signature': 'a'.repeat(64) } })).status);
+    for (let i = 0; i < 4; i++) statuses.push((await guess('pk_guess')).status);
     expect(statuses).toEqual([401, 401, 401, 429]);
+    expect(lookups).toHaveBeenCalledTimes(1); // the miss is remembered
+    // Made-up keys once the address's quota is spent: refused before the database is asked.
+    const flood = await Promise.all(Array.from({ length: 20 }, (_, i) => guess(`pk_made_up_${i}`)));
+    expect(flood.map((r) => r.status)).toEqual(Array(20).fill(429));
+    expect(lookups).toHaveBeenCalledTimes(1);
   });
 });

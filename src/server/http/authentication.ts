@@ -17,8 +17,12 @@ const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 10_000;
 
 export interface Authenticator {
-  /** The merchant that signed the request; throws a 401 ProblemError naming the failed check. */
-  authenticate(request: FastifyRequest, rawBody: Uint8Array | undefined): Promise<Merchant>;
+  /**
+   * The merchant that signed the request; throws a 401 ProblemError naming the failed check.
+   * `beforeLookup` runs before an API key not in the cache costs any work (it charges the caller's
+   * quota and may throw a 429), so guessing keys is bounded before it reaches the database.
+   */
+  authenticate(request: FastifyRequest, rawBody: Uint8Array | undefined, beforeLookup: () => void): Promise<Merchant>;
 }
 
 function headerValue(request: FastifyRequest, name: string): string | undefined {
@@ -30,12 +34,20 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
   // Merchants and their imported HMAC keys are kept for a short while: a signed GET then costs no
   // database round trip for authentication.
   const cache = new Map<string, CachedMerchant>();
+  // Keys no merchant has, for as long: a flood of made-up keys costs one query each at most once.
+  const misses = new Map<string, number>();
 
-  async function lookup(apiKey: string): Promise<CachedMerchant | undefined> {
+  async function lookup(apiKey: string, beforeLookup: () => void): Promise<CachedMerchant | undefined> {
     const hit = cache.get(apiKey);
     if (hit && hit.expires > now()) return hit;
+    beforeLookup();
+    if ((misses.get(apiKey) ?? 0) > now()) return undefined;
     const merchant = await merchants.byApiKey(apiKey);
-    if (!merchant) return undefined;
+    if (!merchant) {
+      if (misses.size >= CACHE_MAX) misses.clear();
+      misses.set(apiKey, now() + CACHE_TTL_MS);
+      return undefined;
+    }
     if (cache.size >= CACHE_MAX) cache.clear();
     const entry = { merchant, signer: createRequestSigner(merchants.credentials(merchant).apiSecret), expires: now() + CACHE_TTL_MS };
     cache.set(apiKey, entry);
@@ -43,7 +55,7 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
   }
 
   return {
-    async authenticate(request, rawBody) {
+    async authenticate(request, rawBody, beforeLookup) {
       const apiKey = headerValue(request, 'x-api-key');
       const timestamp = headerValue(request, 'x-timestamp');
       const signature = headerValue(request, 'x-signature');
@@ -62,7 +74,7 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
           { serverTime },
         );
       }
-      const entry = await lookup(apiKey!);
+      const entry = await lookup(apiKey!, beforeLookup);
       if (!entry) throw new ProblemError(401, 'unknown_api_key', 'No merchant has this API key.');
       const parts = { timestamp: timestamp!, method: request.method, target: request.raw.url ?? '', body: rawBody };
       if (!(await entry.signer.verify(parts, signature!))) {

@@ -44,14 +44,20 @@ function parseJsonBody(request: FastifyRequest, raw: Buffer | undefined): unknow
 export function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
     const raw = Buffer.isBuffer(request.body) ? request.body : undefined;
-    let merchant: Merchant;
-    try {
-      merchant = await authenticator.authenticate(request, raw);
-    } catch (error) {
-      // Failed attempts count against the caller's address, so guessing is rate limited too.
+    // The caller's address pays for every failed attempt and for every lookup of a key not in the
+    // cache, before the lookup: guessing keys is rate limited before it costs the database anything.
+    let charged = false;
+    const chargeCaller = () => {
+      charged = true;
       const state = rateLimiter.take(`ip:${request.ip}`);
       reply.headers(rateLimiter.headers(state));
-      if (!state.allowed) throw new ProblemError(429, 'rate_limited', `Too many failed requests; retry in ${state.resetSeconds} s.`);
+      if (!state.allowed) throw new ProblemError(429, 'rate_limited', `Too many unauthenticated requests from this address; retry in ${state.resetSeconds} s.`);
+    };
+    let merchant: Merchant;
+    try {
+      merchant = await authenticator.authenticate(request, raw, chargeCaller);
+    } catch (error) {
+      if (!charged) chargeCaller();
       throw error;
     }
     const state = rateLimiter.take(`merchant:${merchant.id}`);
