@@ -80,7 +80,8 @@ export interface paths {
          * @description Sandbox only. Credits a confirmed deposit of `amount` to your order, through the same crediting
          *     path as a transfer read from the chain: `receivedAmount` grows by exactly `amount`, the status
          *     follows the lifecycle (`NEW`/`EXPIRED` → `DONE` at `minAmount`), and an `order.deposit` callback
-         *     goes to the order's `callbackUrl`, with a made-up `txId`.
+         *     goes to the order's `callbackUrl`, with a made-up `txId`. Send an `Idempotency-Key` to retry safely:
+         *     a deposit is credited once per key (and a replayed signed request once), never twice.
          */
         post: operations["simulateSandboxDeposit"];
         delete?: never;
@@ -286,6 +287,7 @@ export interface components {
          *     | `external_id_conflict` | 409 | the `externalId` was used before with different fields |
          *     | `invalid_status_transition` | 409 | (sandbox) the withdrawal's status is final |
          *     | `order_not_watched` | 409 | (sandbox) the order is past its watch window |
+         *     | `idempotency_key_reused` | 409 | (sandbox) the `Idempotency-Key` was used for a deposit of another amount |
          *     | `payload_too_large` | 413 | the body is over 16 KiB |
          *     | `uri_too_long` | 414 | a path segment is over 2048 characters |
          *     | `unsupported_media_type` | 415 | the body is not `application/json` |
@@ -296,7 +298,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "bad_request" | "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "request_timeout" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "headers_too_large" | "internal_error";
+        ProblemCode: "bad_request" | "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "request_timeout" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "idempotency_key_reused" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "headers_too_large" | "internal_error";
         /** @description One invalid field of a request. */
         FieldError: {
             /**
@@ -531,7 +533,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The order is past its watch window (`order_not_watched`); deposits to it are no longer credited. */
+        /** @description The order is past its watch window (`order_not_watched`), so deposits to it are no longer credited; or the `Idempotency-Key` was used for a deposit of another amount (`idempotency_key_reused`). */
         NotWatched: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -587,6 +589,15 @@ export interface components {
          * @example 5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d
          */
         WithdrawalUuid: string;
+        /**
+         * @description Makes the deposit safe to retry: the first request with a key credits, and every later one with the
+         *     same key for the same order answers `200` with the order as it is then, crediting nothing again (a
+         *     different `amount` under the same key is `409 idempotency_key_reused`). Without a key, an exact
+         *     replay of a signed request (the same `X-Timestamp` and `X-Signature`) credits once as well.
+         *     Printable ASCII, 1 to 255 characters; unique per merchant and order.
+         * @example deposit-2026-11-23-0001
+         */
+        IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -650,6 +661,7 @@ export type ParameterWebhookTimestamp = components['parameters']['WebhookTimesta
 export type ParameterWebhookSignature = components['parameters']['WebhookSignature'];
 export type ParameterOrderUuid = components['parameters']['OrderUuid'];
 export type ParameterWithdrawalUuid = components['parameters']['WithdrawalUuid'];
+export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type HeaderRateLimit = components['headers']['RateLimit'];
 export type HeaderRateLimitPolicy = components['headers']['RateLimit-Policy'];
 export type HeaderRetryAfter = components['headers']['Retry-After'];
@@ -795,6 +807,15 @@ export interface operations {
             query?: never;
             header?: {
                 /**
+                 * @description Makes the deposit safe to retry: the first request with a key credits, and every later one with the
+                 *     same key for the same order answers `200` with the order as it is then, crediting nothing again (a
+                 *     different `amount` under the same key is `409 idempotency_key_reused`). Without a key, an exact
+                 *     replay of a signed request (the same `X-Timestamp` and `X-Signature`) credits once as well.
+                 *     Printable ASCII, 1 to 255 characters; unique per merchant and order.
+                 * @example deposit-2026-11-23-0001
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
                  * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
                  *     characters. Declared here so that the shape is checked before the signature itself.
                  * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
@@ -816,6 +837,17 @@ export interface operations {
             };
         };
         responses: {
+            /** @description A retry with the `Idempotency-Key` of a deposit already credited (or an exact replay); nothing was credited again. The order as it is now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositOrder"];
+                };
+            };
             /** @description The deposit was credited; the order as it is now. */
             201: {
                 headers: {

@@ -6,4 +6,5 @@ SIGNATURE=$(printf '%s%s%s%s' "$TIMESTAMP" POST "$TARGET" "$BODY" | openssl dgst
 curl -sS --fail-with-body "$PARTNER_API_URL$TARGET" \
   -H 'Content-Type: application/json' \
   -H "X-Api-Key: $PARTNER_API_KEY" -H "X-Timestamp: $TIMESTAMP" -H "X-Signature: $SIGNATURE" \
+  -H "Idempotency-Key: deposit-$ORDER_UUID-1" \
   --data-raw "$BODY"

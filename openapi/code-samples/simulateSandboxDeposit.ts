@@ -7,7 +7,8 @@ const partner = createPartnerClient({
   apiSecret: process.env.PARTNER_API_SECRET!,
 });
 const { data, error, response } = await partner.POST('/sandbox/v1/orders/{uuid}/deposits', {
-  params: { path: { uuid: process.env.ORDER_UUID! } },
+  // A retry with the same key credits nothing again (200).
+  params: { path: { uuid: process.env.ORDER_UUID! }, header: { 'Idempotency-Key': `deposit-${process.env.ORDER_UUID}-1` } },
   body: { amount: 2500000 },
 });
 if (error) throw new Error(`${response.status} ${error.code}: ${error.detail}`);

@@ -16,6 +16,7 @@ const TITLES: Record<ProblemCode, string> = {
   external_id_conflict: 'externalId conflict',
   invalid_status_transition: 'Invalid status transition',
   order_not_watched: 'Order not watched',
+  idempotency_key_reused: 'Idempotency key reused',
   payload_too_large: 'Payload too large',
   uri_too_long: 'URI too long',
   unsupported_media_type: 'Unsupported media type',

@@ -1,7 +1,7 @@
 // Sandbox test helpers (contract tag Sandbox): what the operator and the chain would do, for the
 // signed-in merchant only. Registered only in sandbox mode, so a live platform answers 404.
 import type { FastifyInstance } from 'fastify';
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { SandboxDepositRequest, SandboxWithdrawalRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
 import { isAddress } from '../addresses.js';
 import { componentSchema, uuidPathParams } from '../contract.js';
@@ -16,6 +16,9 @@ import { ProblemError } from './problems.js';
 
 const invalid = (pointer: string, detail: string) =>
   new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: [{ pointer, detail }] });
+
+/** Printable ASCII without spaces, as the contract's IdempotencyKey parameter. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export interface SandboxRouteDeps extends GuardDeps {
   db: Database;
@@ -38,24 +41,43 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
     },
     async (request, reply) => {
       const merchantId = request.merchant!.id;
+      const key = request.headers['idempotency-key'];
+      if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
+        throw new ProblemError(422, 'validation_failed', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.');
+      }
       const [order] = await deps.db.query<OrderRow>(READ_ORDER_SQL, [request.params.uuid, merchantId]);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
-      if (order.received_amount + BigInt(request.body.amount) > BigInt(Number.MAX_SAFE_INTEGER)) {
-        throw invalid('/amount', `would take the order's receivedAmount past ${Number.MAX_SAFE_INTEGER}`);
+      const amount = BigInt(request.body.amount);
+      // The made-up transaction is named by the key, or without one by the signed request itself, so a
+      // retry or a replay names the same transaction and the crediting path's uniqueness credits it once.
+      const seed = key ?? `signed\0${request.headers['x-timestamp']}\0${request.headers['x-signature']}`;
+      const hash = createHash('sha256').update(`sandbox-deposit\0${merchantId}\0${order.uuid}\0${seed}`).digest('hex');
+      const txHash = order.blockchain === 'Tron' ? hash : `0x${hash}`;
+      const earlier = async () =>
+        (await deps.db.query<{ amount: bigint }>('SELECT amount FROM deposits WHERE network = $1 AND tx_hash = $2 AND order_uuid = $3', [order.blockchain, txHash, order.uuid]))[0];
+      let previous = await earlier();
+      if (!previous) {
+        if (order.received_amount + amount > BigInt(Number.MAX_SAFE_INTEGER)) {
+          throw invalid('/amount', `would take the order's receivedAmount past ${Number.MAX_SAFE_INTEGER}`);
+        }
+        // The same crediting path as a transfer read from the chain.
+        const now = new Date(deps.now());
+        const { credits } = await deps.db.transaction((tx) =>
+          creditTransfers(
+            tx,
+            [{ network: order.blockchain, txHash, logIndex: 0, blockNumber: 0n, to: order.address, amount, source: 'sandbox' }],
+            { now, at: now, watchWindowSeconds: deps.watchWindowSeconds },
+          ),
+        );
+        // Nothing credited: a concurrent request with the same key won the race, or the order is not watched.
+        if (credits.length === 0) previous = await earlier();
+        if (credits.length === 0 && !previous) throw new ProblemError(409, 'order_not_watched', 'The order is past its watch window; deposits to it are no longer credited.');
       }
-      const hash = randomBytes(32).toString('hex');
-      // The same crediting path as a transfer read from the chain, with a made-up transaction.
-      const now = new Date(deps.now());
-      const { credits } = await deps.db.transaction((tx) =>
-        creditTransfers(
-          tx,
-          [{ network: order.blockchain, txHash: order.blockchain === 'Tron' ? hash : `0x${hash}`, logIndex: 0, blockNumber: 0n, to: order.address, amount: BigInt(request.body.amount), source: 'sandbox' }],
-          { now, at: now, watchWindowSeconds: deps.watchWindowSeconds },
-        ),
-      );
-      if (credits.length === 0) throw new ProblemError(409, 'order_not_watched', 'The order is past its watch window; deposits to it are no longer credited.');
-      const [credited] = await deps.db.query<OrderRow>(READ_ORDER_SQL, [request.params.uuid, merchantId]);
-      return reply.code(201).send(toDepositOrder(credited!));
+      if (previous && previous.amount !== amount) {
+        throw new ProblemError(409, 'idempotency_key_reused', `The Idempotency-Key was used for a deposit of ${previous.amount} to this order, not ${amount}.`);
+      }
+      const [current] = await deps.db.query<OrderRow>(READ_ORDER_SQL, [request.params.uuid, merchantId]);
+      return reply.code(previous ? 200 : 201).send(toDepositOrder(current!));
     },
   );
 
