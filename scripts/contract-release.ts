@@ -74,13 +74,16 @@ function withCallbacksAsResponses(document: Document): Document {
 }
 
 /**
- * Where api-smart-diff is lenient, the stricter reading for a payment API: a change it cannot classify
+ * Where api-smart-diff is lenient, the stricter reading for a payment API (examples and code samples
+ * aside, which are documentation): a change it cannot classify
  * (an `allOf` replaced by a plain schema, say) needs a person to call it compatible; a `type` keyword
  * that changes is a changed field type even where its other rules see a widening; and a response (or
  * callback) field removed is breaking even when it was optional, since merchants read optional fields.
  */
 function stricterType(diff: Diff): Diff['type'] {
   const key = diff.path.at(-1);
+  // Documentation that no client or server reads: examples and code samples (api-smart-diff leaves them unclassified).
+  if (diff.path.some((part) => part === 'examples' || part === 'example' || part === 'x-codeSamples')) return 'annotation';
   if (diff.type === 'unclassified') return 'breaking';
   if (key === 'type' && diff.action !== 'rename') return 'breaking';
   if (diff.action === 'remove' && diff.path.includes('responses') && diff.path.at(-2) === 'properties') return 'breaking';

@@ -68,6 +68,12 @@ const COMPATIBLE: Record<string, (contract: Contract) => void> = {
     c.paths['/partner/v1/platforms/withdrawals'].get.operationId = 'listWithdrawals';
     delete c.paths['/partner/v1/platforms/withdrawals'].get.parameters;
   },
+  'a changed code sample and a new example': (c) => {
+    const operation = c.paths['/sandbox/v1/orders/{uuid}/deposits'].post;
+    operation['x-codeSamples'][0].source = 'echo "a sample rewritten"';
+    const examples = c.components.responses.NotFound.content['application/problem+json'].examples;
+    examples.another = structuredClone(Object.values(examples)[0]);
+  },
   'an added optional request field': (c) => {
     schemas(c).CreateDepositOrderRequest.properties.note = { type: 'string', maxLength: 64 };
   },
