@@ -87,14 +87,14 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 export interface CallbackPolicy {
-  /** Live mode: https only. */
+  /** Live mode: https only (unless ALLOW_PRIVATE_CALLBACKS, for tests whose receiver is local http). */
   requireHttps: boolean;
   /** Private and loopback receivers allowed: ALLOW_PRIVATE_CALLBACKS, or a sandbox on loopback only. */
   allowPrivate: boolean;
 }
 
 export function callbackPolicy(mode: Mode, allowPrivate: boolean): CallbackPolicy {
-  return { requireHttps: mode === 'live', allowPrivate };
+  return { requireHttps: mode === 'live' && !allowPrivate, allowPrivate };
 }
 
 /** Why a callback URL is refused under this policy, or undefined when it is acceptable. */
