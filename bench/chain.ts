@@ -39,11 +39,11 @@ import { ChainScanner } from '../src/server/chain/scanner.js';
 import type { ChainConfig } from '../src/server/config.js';
 import { openPglite, openPostgres, type Database } from '../src/server/db/database.js';
 import { migrate } from '../src/server/db/migrate.js';
-import { addressQr } from '../src/server/orders.js';
+import { addressQr } from '../src/server/qr.js';
 import { SecretKeeper } from '../src/server/secrets.js';
 import { startChain, type Chain, type Hex, type Token } from '../test/support/chain.js';
 import { startReceiver } from '../test/support/receiver.js';
-import { startPostgres, type Postgres } from './support.js';
+import { publishResults, startPostgres, type Postgres } from './support.js';
 
 function positiveInteger(name: string, fallback: number): number {
   const text = process.env[name];
@@ -464,7 +464,7 @@ async function main(): Promise<void> {
     chain = onChain.chain;
     const chainSeconds = seconds(t);
     // One real QR code (of the first address) for every order: the callback bodies carry one of that size.
-    const fixtures: Fixtures = { ...onChain, watched, qr: await addressQr(watched[0]!.address) };
+    const fixtures: Fixtures = { ...onChain, watched, qr: addressQr(watched[0]!.address) };
     const blocks = fixtures.endBlock - fixtures.startBlock;
     console.error(
       `setup (not counted): ${ADDRESSES} addresses derived in ${deriveSeconds.toFixed(1)} s; ${TRANSFERS} transfers in ${Math.ceil(TRANSFERS / TRANSFERS_PER_TX)} ` +
@@ -487,41 +487,43 @@ async function main(): Promise<void> {
       }
     }
 
+    const report: string[] = [];
     const ethereum = watched.filter((w) => w.network === 'Ethereum').length;
-    console.log(
+    report.push(
       `\nNode ${process.version}, ${new Date().toISOString().slice(0, 10)}; anvil, ${n(ADDRESSES)} watched addresses (${n(ethereum)} Ethereum, ${n(ADDRESSES - ethereum)} Tron), ` +
         `${n(TRANSFERS)} transfers in ${n(blocks)} blocks (${TRANSFERS_PER_TX} per transaction, ${TRANSFERS_PER_BLOCK} per block); scanner: confirmations 1, ` +
         `maxBlockRange ${MAX_BLOCK_RANGE}, maxAddressesPerQuery ${MAX_ADDRESSES_PER_QUERY}, networks one after the other, from the block before the first transfer; dispatcher concurrency ${CONCURRENCIES.join(' and ')}, ` +
         `receiver (test/support/receiver.ts) in a child process; ` +
         `PGlite in memory${postgres ? `, PostgreSQL (${postgres.origin}) with a pool of ${POOL_SIZE} connections` : ''}\n`,
     );
-    console.log('| database | network | scans | blocks scanned | logs read | deposits credited | seconds | logs/s | blocks/s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    report.push('| database | network | scans | blocks scanned | logs read | deposits credited | seconds | logs/s | blocks/s |\n|---|---|---:|---:|---:|---:|---:|---:|---:|');
     for (const r of results) {
       for (const s of r.scans) {
-        console.log(`| ${r.kind} | ${s.network} | ${s.scans} | ${n(s.blocks)} | ${n(s.logs)} | ${n(s.credits)} | ${s.seconds.toFixed(2)} | ${rate(s.logs, s.seconds)} | ${rate(s.blocks, s.seconds)} |`);
+        report.push(`| ${r.kind} | ${s.network} | ${s.scans} | ${n(s.blocks)} | ${n(s.logs)} | ${n(s.credits)} | ${s.seconds.toFixed(2)} | ${rate(s.logs, s.seconds)} | ${rate(s.blocks, s.seconds)} |`);
       }
     }
-    console.log(
+    report.push(
       `\n| database | network | watched addresses | scanOnce of 1 new empty block: median ms | worst of ${HEAD_ROUNDS} ms | scanOnce of ${n(EMPTY_RANGE)} empty blocks: ms | empty blocks/s |\n|---|---|---:|---:|---:|---:|---:|`,
     );
     for (const r of results) {
       for (const h of r.head) {
-        console.log(`| ${r.kind} | ${h.network} | ${n(h.watched)} | ${h.oneBlockMedianMs.toFixed(1)} | ${h.oneBlockMaxMs.toFixed(1)} | ${h.emptyRangeMs.toFixed(1)} | ${rate(EMPTY_RANGE, h.emptyRangeMs / 1000)} |`);
+        report.push(`| ${r.kind} | ${h.network} | ${n(h.watched)} | ${h.oneBlockMedianMs.toFixed(1)} | ${h.oneBlockMaxMs.toFixed(1)} | ${h.emptyRangeMs.toFixed(1)} | ${rate(EMPTY_RANGE, h.emptyRangeMs / 1000)} |`);
       }
     }
-    console.log('\n| database | concurrency | deliveries | seconds | deliveries/s | attempt p50 ms | attempt p99 ms |\n|---|---:|---:|---:|---:|---:|---:|');
+    report.push('\n| database | concurrency | deliveries | seconds | deliveries/s | attempt p50 ms | attempt p99 ms |\n|---|---:|---:|---:|---:|---:|---:|');
     for (const r of results) {
       for (const d of r.dispatches) {
-        console.log(`| ${r.kind} | ${d.concurrency} | ${n(d.deliveries)} | ${d.seconds.toFixed(2)} | ${rate(d.deliveries, d.seconds)} | ${d.p50} | ${d.p99} |`);
+        report.push(`| ${r.kind} | ${d.concurrency} | ${n(d.deliveries)} | ${d.seconds.toFixed(2)} | ${rate(d.deliveries, d.seconds)} | ${d.p50} | ${d.p99} |`);
       }
     }
-    console.log(
+    report.push(
       `\nChecked: ${n(TRANSFERS)} deposit rows per database, each transfer once, sum of received_amount = sum sent (${fixtures.sent} units), per order too; ` +
         `every outbox row delivered at its first attempt, the receiver got each webhook-id once per run. ` +
         `Setup, not counted: derivation ${deriveSeconds.toFixed(1)} s, chain ${chainSeconds.toFixed(1)} s, ` +
         results.map((r) => `${r.kind} migrate + insert ${r.setupSeconds.toFixed(1)} s`).join(', ') +
         `. Whole run ${seconds(runStart).toFixed(0)} s.`,
     );
+    publishResults('chain', report.join('\n'), results);
   } finally {
     await chain?.stop();
     await receiver?.close();

@@ -14,6 +14,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createPartnerClient, createRequestSigner, type DepositOrder } from '../src/client/index.js';
+import { publishResults } from './support.js';
 
 function option(name: string, fallback: number): number {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -195,21 +196,23 @@ async function main() {
     // spoils a few pairs rather than a round.
     const paired = median(blockRatios);
 
-    console.log(
+    const report: string[] = [];
+    report.push(
       `\n${ROUNDS} rounds of ${REQUESTS} sequential signed GETs per variant, interleaved in blocks of ${BLOCK},` +
         ` after ${WARMUP_ROUNDS} warm-up rounds;` +
         ` Node ${process.version}, local node:http server on 127.0.0.1.\n`,
     );
-    console.log('| Variant | Total ms (median of rounds) | Requests/s | Mean µs/request | Rounds (ms) |');
-    console.log('|---|---:|---:|---:|---|');
+    report.push('| Variant | Total ms (median of rounds) | Requests/s | Mean µs/request | Rounds (ms) |');
+    report.push('|---|---:|---:|---:|---|');
     for (const row of rows) {
       const all = row.all.map((ms) => fmt(ms)).join(', ');
-      console.log(`| ${row.variant.label} | ${fmt(row.ms)} | ${fmt(row.rps)} | ${fmt(row.us, 1)} | ${all} |`);
+      report.push(`| ${row.variant.label} | ${fmt(row.ms)} | ${fmt(row.rps)} | ${fmt(row.us, 1)} | ${all} |`);
     }
-    console.log(
+    report.push(
       `\nRatio client/raw: **${paired.toFixed(2)}×** (median over ${blockRatios.length} pairs of neighbouring blocks;` +
-        ` ratio of the median rounds ${ratio.toFixed(2)}×; target ≤ 1.25×)`,
+        ` ratio of the median rounds ${ratio.toFixed(2)}×; target ≤ 1.25×): ${fmt(ra.us - rb.us, 1)} µs a request over the other variant.`,
     );
+    publishResults('client', report.join('\n'), { rows: rows.map((r) => ({ variant: r.variant.label, ms: r.ms, rps: r.rps, us: r.us })), ratio: paired });
   } finally {
     server.closeAllConnections();
     await new Promise<void>((done) => server.close(() => done()));

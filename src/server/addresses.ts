@@ -1,5 +1,6 @@
 // Deposit addresses from account-level extended public keys (DESIGN §6): child 0/index of an xpub at
 // m/44'/60'/0' (Ethereum) or m/44'/195'/0' (Tron). The platform never holds a private key.
+import { createHmac } from 'node:crypto';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -13,6 +14,7 @@ const tronBase58 = base58check(sha256);
 const TRON_PREFIX = 0x41;
 /** Child indexes are non-hardened 31-bit numbers. */
 export const MAX_ADDRESS_INDEX = 0x7fffffff;
+const CURVE_ORDER = secp256k1.Point.CURVE().n;
 
 export class InvalidExtendedKeyError extends Error {
   constructor(message: string) {
@@ -33,12 +35,6 @@ export function parseAccountXpub(xpub: string): HDKey {
   if (key.privateKey) throw new InvalidExtendedKeyError('an extended private key was given: configure the account xpub');
   if (key.depth !== 3) throw new InvalidExtendedKeyError(`expected an account-level xpub (depth 3, m/44'/coin'/0'), got depth ${key.depth}`);
   return key;
-}
-
-/** The 20-byte account id: last 20 bytes of keccak256 of the uncompressed public key without 0x04. */
-function accountId(compressedPublicKey: Uint8Array): Uint8Array {
-  const uncompressed = secp256k1.Point.fromBytes(compressedPublicKey).toBytes(false);
-  return keccak_256(uncompressed.subarray(1)).subarray(12);
 }
 
 export function toChecksumAddress(id: Uint8Array): string {
@@ -64,9 +60,21 @@ export function tronAddressToId(address: string): Uint8Array {
 export function createAddressDeriver(network: Network, xpub: string): (index: number) => string {
   const account = parseAccountXpub(xpub).deriveChild(0);
   const format = network === 'Tron' ? toTronAddress : toChecksumAddress;
+  // BIP32 public child derivation (CKDpub), with the parent's point parsed once instead of per order:
+  // child = parent + IL·G, where IL is the left half of HMAC-SHA512(chain code, parent key ‖ index).
+  const parent = secp256k1.Point.fromBytes(account.publicKey!);
+  const chainCode = account.chainCode!;
+  const message = Buffer.alloc(37);
+  message.set(account.publicKey!, 0);
   return (index) => {
     if (!Number.isInteger(index) || index < 0 || index > MAX_ADDRESS_INDEX) throw new RangeError(`address index out of range: ${index}`);
-    return format(accountId(account.deriveChild(index).publicKey!));
+    message.writeUInt32BE(index, 33);
+    const tweak = BigInt(`0x${createHmac('sha512', chainCode).update(message).digest('hex').slice(0, 64)}`);
+    // BIP32: such an index yields no key (probability below 2^-127); it is refused, never skipped silently.
+    if (tweak === 0n || tweak >= CURVE_ORDER) throw new RangeError(`address index ${index} yields no valid key`);
+    const child = parent.add(secp256k1.Point.BASE.multiply(tweak));
+    // The account id: the last 20 bytes of keccak256 of the uncompressed public key without its 0x04.
+    return format(keccak_256(child.toBytes(false).subarray(1)).subarray(12));
   };
 }
 

@@ -1,7 +1,7 @@
 // Deposit orders: idempotent creation on (merchant, externalId), a fresh address from the network's
 // sequence, its QR code, and the read model of the contract.
 import { randomUUID } from 'node:crypto';
-import QRCode from 'qrcode';
+import { addressQr } from './qr.js';
 import type { CreateDepositOrderRequest, CreatedDepositOrder, DepositOrder } from '../../generated/schema.js';
 import { createAddressDeriver, type Network } from './addresses.js';
 import type { Config } from './config.js';
@@ -70,11 +70,6 @@ function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean
   );
 }
 
-/** The QR code of a plain address, as a PNG data URL. */
-export function addressQr(address: string): Promise<string> {
-  return QRCode.toDataURL(address, { errorCorrectionLevel: 'M', margin: 2, scale: 4 });
-}
-
 export class Orders {
   private readonly derive: Record<Network, (index: number) => string>;
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<(OrderRow & OwnedRow) | undefined>;
@@ -101,13 +96,18 @@ export class Orders {
   }
 
   async create(merchantId: string, request: CreateDepositOrderRequest): Promise<CreateResult> {
-    const before = await this.existing(this.db, merchantId, request.externalId);
-    if (before) return this.replayOrConflict(before, request);
-
     const network = request.blockchain;
-    const [{ index }] = (await this.db.query<{ index: bigint }>(`SELECT nextval('${SEQUENCE[network]}') AS index`)) as [{ index: bigint }];
+    // One statement: the order already made with this externalId, or else the next address index (a
+    // CASE evaluates nextval only for the missing order, so a replay takes no index).
+    const [found] = (await this.db.query<Partial<OrderRow> & { next_index: bigint | null }>(
+      `SELECT ${ORDER_COLUMNS}, CASE WHEN uuid IS NULL THEN nextval('${SEQUENCE[network]}') END AS next_index
+         FROM (VALUES (1)) AS one (x) LEFT JOIN deposit_orders ON merchant_id = $1 AND external_id = $2`,
+      [merchantId, request.externalId],
+    )) as [Partial<OrderRow> & { next_index: bigint | null }];
+    if (found.next_index === null) return this.replayOrConflict(found as OrderRow, request);
+    const index = found.next_index;
     const address = this.derive[network](Number(index));
-    const qr = await addressQr(address);
+    const qr = addressQr(address);
     const expiredAt = new Date(this.now() + this.config.orderLifetimeSeconds * 1000);
     // ON CONFLICT: a concurrent create with the same externalId won the race; answer as a replay.
     const [inserted] = await this.db.query<OrderRow>(
