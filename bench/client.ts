@@ -87,7 +87,7 @@ function variants(baseUrl: string): [Variant, Variant] {
   const client = createPartnerClient({ baseUrl, apiKey: API_KEY, apiSecret: API_SECRET });
   const viaClient: Variant = {
     name: 'client',
-    label: '`createPartnerClient` (openapi-fetch + signing middleware)',
+    label: '`createPartnerClient` (openapi-fetch + signing fetch)',
     async request() {
       const { data, error, response } = await client.GET('/partner/v2/platforms/orders/{uuid}', {
         params: { path: { uuid: UUID } },

@@ -1,30 +1,31 @@
-import type { Middleware } from 'openapi-fetch';
 import { createRequestSigner } from '../signing/index.js';
 
 /** Clock in milliseconds since the epoch, like Date.now; injectable for tests. */
 export type Clock = () => number;
 
+export type Fetch = (input: Request) => Promise<Response>;
+
 /**
- * Signs every request per DESIGN §3 over what is really sent: the body bytes openapi-fetch already
- * serialized, and the path and query of the URL it will fetch.
+ * The fetch openapi-fetch calls: signs each request per DESIGN §3 over what is really sent (the body
+ * bytes openapi-fetch serialized, and the path and query of its URL) and sends it. Signing here rather
+ * than in a middleware runs after any middleware a caller added, and reads the body once instead of
+ * cloning the request; the request goes out as a URL and init (no second Request) unless the caller
+ * gave a fetch of their own, which gets a Request as it always has.
  */
-export function signingMiddleware(apiKey: string, apiSecret: string, now: Clock): Middleware {
+export function signingFetch(apiKey: string, apiSecret: string, now: Clock, send: Fetch | undefined): Fetch {
   const signer = createRequestSigner(apiSecret);
-  return {
-    async onRequest({ request }) {
-      const url = new URL(request.url);
-      const body = request.body ? new Uint8Array(await request.clone().arrayBuffer()) : undefined;
-      const timestamp = Math.floor(now() / 1000);
-      const signature = await signer.sign({
-        timestamp,
-        method: request.method,
-        target: url.pathname + url.search,
-        body,
-      });
-      request.headers.set('X-Api-Key', apiKey);
-      request.headers.set('X-Timestamp', String(timestamp));
-      request.headers.set('X-Signature', signature);
-      return request;
-    },
+  return async (request) => {
+    const body = request.body ? new Uint8Array(await request.arrayBuffer()) : undefined;
+    const url = request.url;
+    // A normalised absolute URL: the target is everything from the first slash after the authority.
+    const target = url.slice(url.indexOf('/', url.indexOf('//') + 2));
+    const timestamp = Math.floor(now() / 1000);
+    const signature = await signer.sign({ timestamp, method: request.method, target, body });
+    const headers = request.headers;
+    headers.set('X-Api-Key', apiKey);
+    headers.set('X-Timestamp', String(timestamp));
+    headers.set('X-Signature', signature);
+    const init: RequestInit = { method: request.method, headers, signal: request.signal, redirect: request.redirect, ...(body ? { body } : {}) };
+    return send ? send(new Request(url, init)) : fetch(url, init);
   };
 }

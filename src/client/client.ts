@@ -1,6 +1,6 @@
 import openapiFetch, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/schema.js';
-import { signingMiddleware, type Clock } from './auth.js';
+import { signingFetch, type Clock, type Fetch } from './auth.js';
 
 export interface PartnerClientOptions {
   /** Absolute base URL of the API, e.g. `https://api.partner-platform.test`. */
@@ -8,7 +8,7 @@ export interface PartnerClientOptions {
   apiKey: string;
   apiSecret: string;
   /** A fetch to use instead of the global one (a test double, a proxy-aware fetch). */
-  fetch?: (input: Request) => Promise<Response>;
+  fetch?: Fetch;
   /** Clock for X-Timestamp, in milliseconds like Date.now. */
   now?: Clock;
 }
@@ -55,7 +55,5 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
   const baseUrl = checkedBaseUrl(options.baseUrl);
   const apiKey = checkedCredential('apiKey', options.apiKey);
   const apiSecret = checkedCredential('apiSecret', options.apiSecret);
-  const client = createClient<paths>({ baseUrl, ...(options.fetch ? { fetch: options.fetch } : {}) });
-  client.use(signingMiddleware(apiKey, apiSecret, options.now ?? Date.now));
-  return client;
+  return createClient<paths>({ baseUrl, fetch: signingFetch(apiKey, apiSecret, options.now ?? Date.now, options.fetch) });
 }
