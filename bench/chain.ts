@@ -300,7 +300,8 @@ async function dispatch(db: Database, receiver: RemoteReceiver, concurrency: num
   const dispatcher = new CallbackDispatcher({
     db,
     secrets: new SecretKeeper(randomBytes(32)),
-    config: { timeoutSeconds: 15, retrySchedule: [5, 300], allowPrivate: false, dispatchIntervalMs: 500 },
+    // The receiver runs on this machine: a sandbox on loopback may call it.
+    config: { timeoutSeconds: 15, retrySchedule: [5, 300], allowPrivate: true, dispatchIntervalMs: 500 },
     mode: 'sandbox',
     now: Date.now,
     concurrency,

@@ -73,16 +73,17 @@ async function rawInsertLoop(db: Database): Promise<Figures> {
   ]);
 }
 
-async function serve(env: Record<string, string>) {
-  const platform = await startPartnerApi({ LOG_LEVEL: 'silent', RATE_LIMIT: '1000000/1', ...env });
+async function serve(env: Record<string, string>, args: string[] = []) {
+  const platform = await startPartnerApi({ LOG_LEVEL: 'silent', RATE_LIMIT: '1000000/1', ...env }, args);
   return { server: platform.process, baseUrl: platform.baseUrl, ...platform.sandbox! };
 }
 
 /** GET and POST through the platform, then the raw read loop, on PGlite (no URL) or PostgreSQL. */
-async function benchDatabase(databaseUrl: string | undefined) {
+async function benchDatabase(databaseUrl: string | undefined, workers = 1) {
   const dataDir = mkdtempSync(join(tmpdir(), 'partner-bench-'));
-  // The server's pool and the raw loop get the same number of connections.
-  const platform = await serve({ DATA_DIR: dataDir, DATABASE_POOL_SIZE: String(CONNECTIONS), ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) });
+  // The server's pool (split among its workers) and the raw loop get the same number of connections.
+  const pool = String(Math.ceil(CONNECTIONS / workers));
+  const platform = await serve({ DATA_DIR: dataDir, DATABASE_POOL_SIZE: pool, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }, ['--workers', String(workers)]);
   const client = createPartnerClient(platform);
   const orders: CreatedDepositOrder[] = [];
   for (let i = 0; i < 200; i++) {
@@ -159,6 +160,7 @@ try {
   const bare = await bareFastify({ ...pglite.order, receivedAmount: 0 });
   rows.push(`| bare Fastify JSON GET (limit) | ${fmt(bare)} |`);
   const results: [string, Awaited<ReturnType<typeof benchDatabase>>][] = [['PGlite', pglite]];
+  let twoWorkers: Awaited<ReturnType<typeof benchDatabase>> | undefined;
   if (postgres) {
     // Throwaway databases on the server: a shared database (TEST_DATABASE_URL) is never touched.
     const fresh = await freshDatabase('postgres', postgres.url);
@@ -167,6 +169,13 @@ try {
       results.push(['PostgreSQL', await benchDatabase(fresh.url)]);
     } finally {
       await fresh.drop();
+    }
+    const second = await freshDatabase('postgres', postgres.url);
+    await second.db.close();
+    try {
+      twoWorkers = await benchDatabase(second.url, 2);
+    } finally {
+      await second.drop();
     }
   }
   for (const [kind, r] of results) {
@@ -178,6 +187,13 @@ try {
     );
     const lower = Math.min(bare.rps, r.raw.rps);
     ratios.push(`| ${kind} | ${(r.get.rps / lower).toFixed(2)} (${Math.round(r.get.rps)} / ${Math.round(lower)}) | ${((100 * r.post.rps) / r.insert.rps).toFixed(1)} % (${Math.round(r.post.rps)} / ${Math.round(r.insert.rps)}) | ${r.post.p99.toFixed(1)} |`);
+  }
+  const scaling: string[] = [];
+  const one = results.find(([kind]) => kind === 'PostgreSQL')?.[1];
+  if (one && twoWorkers) {
+    rows.push(`| PostgreSQL, serve --workers 2: signed GET order | ${fmt(twoWorkers.get)} |`, `| PostgreSQL, serve --workers 2: signed POST order | ${fmt(twoWorkers.post)} |`);
+    scaling.push(`| signed GET order | ${Math.round(one.get.rps)} | ${Math.round(twoWorkers.get.rps)} | ${(twoWorkers.get.rps / one.get.rps).toFixed(2)}× |`);
+    scaling.push(`| signed POST order | ${Math.round(one.post.rps)} | ${Math.round(twoWorkers.post.rps)} | ${(twoWorkers.post.rps / one.post.rps).toFixed(2)}× (target ≥ 1.3×) |`);
   }
   for (const kind of ['PGlite', ...(postgres ? ['PostgreSQL'] : [])]) {
     const fresh = kind === 'PGlite' ? { db: await openPglite(undefined), drop: async () => {} } : await freshDatabase('postgres', postgres!.url);
@@ -196,8 +212,9 @@ try {
       '| database | GET / lower read limit (target ≥ 0.80) | POST / raw insert (target ≥ 25 %) | POST p99 ms (target < 25) |\n|---|---:|---:|---:|\n' + ratios.join('\n'),
       '',
       '| POST breakdown, in-process, µs per order | total | address derivation | QR code | database |\n|---|---:|---:|---:|---:|\n' + breakdowns.join('\n'),
+      ...(scaling.length ? ['', '| PostgreSQL, req/s | 1 worker | 2 workers (`serve --workers 2`) | 2 / 1 |\n|---|---:|---:|---:|\n' + scaling.join('\n')] : []),
     ].join('\n'),
-    { rows, ratios, breakdowns },
+    { rows, ratios, breakdowns, scaling },
   );
 } finally {
   postgres?.stop();

@@ -37,6 +37,13 @@ function required(flags: Flags, name: string): string {
   return value;
 }
 
+function workerCount(flags: Flags): number {
+  if (flags.workers === undefined) return 1;
+  const count = Number(flags.workers);
+  if (typeof flags.workers !== 'string' || !/^\d+$/.test(flags.workers) || count < 1 || count > 64) throw new UsageError('--workers must be a whole number from 1 to 64');
+  return count;
+}
+
 function print(flags: Flags, value: unknown, text: string) {
   process.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
 }
@@ -58,9 +65,9 @@ export const COMMANDS: Command[] = [
   {
     words: ['serve'],
     summary: 'runs the platform: the HTTP API, the docs, and the deposit scanners, callback dispatcher and expiry job',
-    flags: {},
+    flags: { workers: { value: 'N', description: 'processes serving the port, 1 to 64 (default 1); more than 1 needs DATABASE_URL' } },
     example: 'partner-api serve --mode sandbox --port 8080',
-    run: (_flags, config) => serve(config),
+    run: (flags, config) => serve(config, workerCount(flags)),
   },
   {
     words: ['merchants', 'create'],
