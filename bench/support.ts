@@ -58,7 +58,7 @@ export function publishResults(name: string, markdown: string, data: unknown): v
   console.log(`\n${text}`);
   if (process.env.BENCH_NO_WRITE === '1') return;
   mkdirSync(RESULTS, { recursive: true });
-  writeFileSync(new URL(`${name}.json`, RESULTS), JSON.stringify({ environment: environmentLine(), results: data }, null, 2) + '\n');
+  writeFileSync(new URL(`${name}.json`, RESULTS), JSON.stringify({ environment: environmentLine(), results: data }, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value), 2) + '\n');
   const readme = readFileSync(README, 'utf8');
   const start = `<!-- bench:${name} -->`;
   const end = `<!-- /bench:${name} -->`;
