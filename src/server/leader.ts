@@ -25,7 +25,10 @@ export class JobLeadership {
   /** Whether this instance runs the job now; takes the lead when it is free. */
   async isLeader(): Promise<boolean> {
     // PGlite: one process owns the database (the data-directory lock), so it leads every job.
-    if (!this.db.openSession) return true;
+    if (!this.db.openSession) {
+      this.gauge?.set({ job: this.job }, 1);
+      return true;
+    }
     if (this.session?.lost) await this.stepDown('its database session was lost');
     if (this.leading) return true;
     this.session ??= await this.db.openSession();

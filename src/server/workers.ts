@@ -13,8 +13,6 @@ import type { Clock } from './time.js';
 
 export interface Workers {
   scanners: ChainScanner[];
-  /** Which jobs this instance runs now (a scanner per network, the expiry job). */
-  leaderships: JobLeadership[];
   dispatcher: CallbackDispatcher;
   stop(): Promise<void>;
 }
@@ -47,7 +45,6 @@ export async function startWorkers(deps: { config: Config; db: Database; secrets
   );
   return {
     scanners,
-    leaderships,
     dispatcher,
     async stop() {
       await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop()]);

@@ -6,7 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Config } from '../config.js';
-import { callbackPolicy, callbackUrlProblem, publicOnlyLookup } from './destinations.js';
+import { callbackPolicy, callbackUrlProblem, publicOnlyLookup, type CallbackPolicy } from './destinations.js';
 import type { Database } from '../db/database.js';
 import type { Mode, SecretKeeper } from '../secrets.js';
 import { createCallbackSigner } from '../../signing/index.js';
@@ -52,9 +52,11 @@ export class CallbackDispatcher {
   private running: { stop(): void; settled(): Promise<void> } | undefined;
   private stopped = true;
   private readonly concurrency: number;
+  private readonly policy: CallbackPolicy;
 
   constructor(private readonly options: DispatcherOptions) {
     this.concurrency = options.concurrency ?? 16;
+    this.policy = callbackPolicy(options.mode, options.config.allowPrivate);
   }
 
   /**
@@ -90,7 +92,7 @@ export class CallbackDispatcher {
     const url = new URL(row.url);
     // Checked again at every delivery: the policy may have changed since the order was created, and
     // names are judged by what they resolve to now (publicOnlyLookup), IP literals here.
-    const policy = callbackPolicy(this.options.mode, this.options.config.allowPrivate);
+    const policy = this.policy;
     const refused = callbackUrlProblem(row.url, policy);
     if (refused) return { statusCode: undefined, latencyMs: 0, error: `callback URL ${refused}` };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
