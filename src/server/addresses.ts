@@ -1,11 +1,11 @@
 // Deposit addresses from account-level extended public keys (DESIGN §6): child 0/index of an xpub at
 // m/44'/60'/0' (Ethereum) or m/44'/195'/0' (Tron). The platform never holds a private key.
 import { createHmac } from 'node:crypto';
-import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { base58check } from '@scure/base';
+import secp256k1 from 'secp256k1';
 import { HDKey } from '@scure/bip32';
 
 export type Network = 'Tron' | 'Ethereum';
@@ -14,7 +14,6 @@ const tronBase58 = base58check(sha256);
 const TRON_PREFIX = 0x41;
 /** Child indexes are non-hardened 31-bit numbers. */
 export const MAX_ADDRESS_INDEX = 0x7fffffff;
-const CURVE_ORDER = secp256k1.Point.CURVE().n;
 
 export class InvalidExtendedKeyError extends Error {
   constructor(message: string) {
@@ -60,21 +59,26 @@ export function tronAddressToId(address: string): Uint8Array {
 export function createAddressDeriver(network: Network, xpub: string): (index: number) => string {
   const account = parseAccountXpub(xpub).deriveChild(0);
   const format = network === 'Tron' ? toTronAddress : toChecksumAddress;
-  // BIP32 public child derivation (CKDpub), with the parent's point parsed once instead of per order:
-  // child = parent + IL·G, where IL is the left half of HMAC-SHA512(chain code, parent key ‖ index).
-  const parent = secp256k1.Point.fromBytes(account.publicKey!);
+  // BIP32 public child derivation (CKDpub): child = parent + IL·G, where IL is the left half of
+  // HMAC-SHA512(chain code, parent key ‖ index). The point arithmetic is libsecp256k1's (the
+  // `secp256k1` package): about 40 µs where JavaScript's base-point multiplication took 300.
+  const parentKey = account.publicKey!;
   const chainCode = account.chainCode!;
   const message = Buffer.alloc(37);
-  message.set(account.publicKey!, 0);
+  message.set(parentKey, 0);
   return (index) => {
     if (!Number.isInteger(index) || index < 0 || index > MAX_ADDRESS_INDEX) throw new RangeError(`address index out of range: ${index}`);
     message.writeUInt32BE(index, 33);
-    const tweak = BigInt(`0x${createHmac('sha512', chainCode).update(message).digest('hex').slice(0, 64)}`);
-    // BIP32: such an index yields no key (probability below 2^-127); it is refused, never skipped silently.
-    if (tweak === 0n || tweak >= CURVE_ORDER) throw new RangeError(`address index ${index} yields no valid key`);
-    const child = parent.add(secp256k1.Point.BASE.multiply(tweak));
+    const tweak = createHmac('sha512', chainCode).update(message).digest().subarray(0, 32);
+    let child: Uint8Array;
+    try {
+      child = secp256k1.publicKeyTweakAdd(parentKey, tweak, false);
+    } catch {
+      // BIP32: such an index yields no key (probability below 2^-127); it is refused, never skipped silently.
+      throw new RangeError(`address index ${index} yields no valid key`);
+    }
     // The account id: the last 20 bytes of keccak256 of the uncompressed public key without its 0x04.
-    return format(keccak_256(child.toBytes(false).subarray(1)).subarray(12));
+    return format(keccak_256(child.subarray(1)).subarray(12));
   };
 }
 
