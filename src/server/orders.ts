@@ -1,6 +1,7 @@
 // Deposit orders: idempotent creation on (merchant, externalId), a fresh address from the network's
 // sequence, its QR code, and the read model of the contract.
 import { randomUUID } from 'node:crypto';
+import DataLoader from 'dataloader';
 import { addressQr } from './qr.js';
 import type { CreateDepositOrderRequest, CreatedDepositOrder, DepositOrder } from '../../generated/schema.js';
 import { createAddressDeriver, type Network } from './addresses.js';
@@ -70,9 +71,46 @@ function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean
   );
 }
 
+/** Creates per statement at most, as reads (batched-reads.ts). */
+const MAX_CREATE_BATCH = 256;
+
+interface CreateKey {
+  merchantId: string;
+  externalId: string;
+  network: Network;
+}
+
+/** The order already made with the externalId, or else (next_index) the address index taken for it. */
+type LookupRow = Partial<OrderRow> & { next_index: bigint | null };
+
+/**
+ * For each (merchant, externalId, network) in order: the order made before, or the next address
+ * index of its network. A CASE evaluates nextval only where the order is missing, so a replay takes
+ * no index; two creates of one externalId in one batch take one each, and the insert keeps one order.
+ */
+const LOOKUP_OR_NEXT_INDEX_SQL = `
+  SELECT ${ORDER_COLUMNS},
+         CASE WHEN uuid IS NULL THEN nextval(CASE input.network WHEN 'Tron' THEN '${SEQUENCE.Tron}'::regclass ELSE '${SEQUENCE.Ethereum}'::regclass END) END AS next_index
+    FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS input (merchant, external, network, position)
+    LEFT JOIN deposit_orders ON merchant_id = input.merchant AND external_id = input.external
+   ORDER BY input.position`;
+
+/** uuid, merchant, externalId, network, currency, customerId, callbackUrl, index, address, QR, minAmount, expiredAt. */
+type InsertValues = [string, string, string, Network, string, string, string, string, string, string, string, string];
+
+const INSERT_ORDERS_SQL = `
+  INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
+                              address_index, address, address_qr, min_amount, expired_at)
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                       $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[])
+  ON CONFLICT (merchant_id, external_id) DO NOTHING
+  RETURNING ${ORDER_COLUMNS}`;
+
 export class Orders {
   private readonly derive: Record<Network, (index: number) => string>;
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<(OrderRow & OwnedRow) | undefined>;
+  private readonly lookups: DataLoader<CreateKey, LookupRow>;
+  private readonly inserts: DataLoader<InsertValues, OrderRow | undefined>;
 
   constructor(
     private readonly db: Database,
@@ -84,6 +122,18 @@ export class Orders {
       Ethereum: createAddressDeriver('Ethereum', config.networks.Ethereum.xpub),
     };
     this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
+    // Creates are coalesced like reads: those that arrive in one turn of the event loop share one
+    // lookup statement and one insert, so the database sees two statements for many creates.
+    const batching = { cache: false, maxBatchSize: MAX_CREATE_BATCH, batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch) };
+    this.lookups = new DataLoader(async (keys: readonly CreateKey[]) => {
+      const rows = await db.query<LookupRow>(LOOKUP_OR_NEXT_INDEX_SQL, [keys.map((k) => k.merchantId), keys.map((k) => k.externalId), keys.map((k) => k.network)]);
+      return keys.map((_, i) => rows[i]!);
+    }, batching);
+    this.inserts = new DataLoader(async (rows: readonly InsertValues[]) => {
+      const columns = rows[0]!.map((_, column) => rows.map((row) => row[column]));
+      const inserted = new Map((await db.query<OrderRow>(INSERT_ORDERS_SQL, columns)).map((row) => [row.uuid, row]));
+      return rows.map((row) => inserted.get(row[0]));
+    }, batching);
   }
 
   private async existing(sql: Sql, merchantId: string, externalId: string): Promise<OrderRow | undefined> {
@@ -97,28 +147,16 @@ export class Orders {
 
   async create(merchantId: string, request: CreateDepositOrderRequest): Promise<CreateResult> {
     const network = request.blockchain;
-    // One statement: the order already made with this externalId, or else the next address index (a
-    // CASE evaluates nextval only for the missing order, so a replay takes no index).
-    const [found] = (await this.db.query<Partial<OrderRow> & { next_index: bigint | null }>(
-      `SELECT ${ORDER_COLUMNS}, CASE WHEN uuid IS NULL THEN nextval('${SEQUENCE[network]}') END AS next_index
-         FROM (VALUES (1)) AS one (x) LEFT JOIN deposit_orders ON merchant_id = $1 AND external_id = $2`,
-      [merchantId, request.externalId],
-    )) as [Partial<OrderRow> & { next_index: bigint | null }];
+    const found = await this.lookups.load({ merchantId, externalId: request.externalId, network });
     if (found.next_index === null) return this.replayOrConflict(found as OrderRow, request);
     const index = found.next_index;
     const address = this.derive[network](Number(index));
-    const qr = addressQr(address);
     const expiredAt = new Date(this.now() + this.config.orderLifetimeSeconds * 1000);
     // ON CONFLICT: a concurrent create with the same externalId won the race; answer as a replay.
-    const [inserted] = await this.db.query<OrderRow>(
-      `INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
-         address_index, address, address_qr, min_amount, expired_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-       ON CONFLICT (merchant_id, external_id) DO NOTHING
-       RETURNING ${ORDER_COLUMNS}`,
-      [randomUUID(), merchantId, request.externalId, network, request.currency, request.customerId, request.callbackUrl,
-        index, address, qr, this.config.networks[network].minAmount, expiredAt],
-    );
+    const inserted = await this.inserts.load([
+      randomUUID(), merchantId, request.externalId, network, request.currency, request.customerId, request.callbackUrl,
+      String(index), address, addressQr(address), String(this.config.networks[network].minAmount), expiredAt.toISOString(),
+    ]);
     if (inserted) return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
     return this.replayOrConflict((await this.existing(this.db, merchantId, request.externalId))!, request);
   }

@@ -38,7 +38,8 @@ function scanlines(modules: { size: number; data: Uint8Array }): { side: number;
 }
 
 export function addressQr(address: string): string {
-  const { side, raw } = scanlines(QRCode.create(address, { errorCorrectionLevel: 'M' }).modules);
+  // One byte-mode segment: what an address needs, without qrcode's search for the shortest mix of modes.
+  const { side, raw } = scanlines(QRCode.create([{ data: Buffer.from(address, 'latin1'), mode: 'byte' }], { errorCorrectionLevel: 'M' }).modules);
   const header = Buffer.alloc(13);
   header.writeUInt32BE(side, 0);
   header.writeUInt32BE(side, 4);

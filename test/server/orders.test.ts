@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openPglite } from '../../src/server/db/database.js';
 import { openPlatform } from '../../src/server/platform.js';
 import { orderRequest } from '../fixtures/orders.js';
@@ -34,6 +34,26 @@ describe.each(DATABASES)('orders on %s', (kind) => {
         addresses.push(data!.address);
       }
       expect(addresses).toEqual(wallet[blockchain].addresses);
+    }
+  });
+
+  it('coalesces the creates of one turn of the event loop into one lookup and one insert', async () => {
+    const merchant = await t.createMerchant('batch');
+    const statements = vi.spyOn(t.db, 'query');
+    try {
+      // 64 creates in one turn, 16 of them repeating an externalId of the same batch.
+      const results = await Promise.all(Array.from({ length: 64 }, (_, i) => t.platform.orders.create(merchant.merchantId, orderRequest(`batch-${i % 48}`))));
+      // One lookup and one insert for all; each repeat lost the insert and reads the winner's order.
+      expect(statements).toHaveBeenCalledTimes(2 + 16);
+      expect(results.filter((r) => r.outcome === 'created')).toHaveLength(48);
+      expect(results.filter((r) => r.outcome === 'replayed')).toHaveLength(16);
+      const addresses = results.map((r) => (r.outcome === 'conflict' ? '' : r.order.address));
+      expect(new Set(addresses).size).toBe(48);
+      results.forEach((r, i) => {
+        if (r.outcome !== 'conflict') expect(r.order.address).toBe((results[i % 48] as { order: { address: string } }).order.address);
+      });
+    } finally {
+      statements.mockRestore();
     }
   });
 

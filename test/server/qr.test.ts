@@ -1,5 +1,6 @@
 // The address QR code: a 1-bit grayscale PNG that decodes to the address, module for module the
-// symbol qrcode encodes at error-correction level M, with a 2-module quiet zone at 4 pixels a module.
+// symbol qrcode encodes (one byte-mode segment) at error-correction level M, with a 2-module quiet
+// zone at 4 pixels a module.
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
 import QRCode from 'qrcode';
@@ -18,7 +19,7 @@ describe('addressQr', () => {
     const png = PNG.sync.read(bytes);
     expect(jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data).toBe(address);
 
-    const { modules } = QRCode.create(address, { errorCorrectionLevel: 'M' });
+    const { modules } = QRCode.create([{ data: Buffer.from(address, 'latin1'), mode: 'byte' }], { errorCorrectionLevel: 'M' });
     expect(png.width).toBe((modules.size + 4) * 4);
     const darkAt = (x: number, y: number) => png.data[(y * png.width + x) * 4] === 0;
     for (let row = -2; row < modules.size + 2; row++) {
