@@ -1,6 +1,6 @@
 import openapiFetch, { type Client } from 'openapi-fetch';
 import type { paths } from '../../generated/schema.js';
-import { signingFetch, type Clock, type Fetch } from './auth.js';
+import { requestClass, signingFetch, type Clock, type Fetch } from './auth.js';
 
 export interface PartnerClientOptions {
   /** Absolute base URL of the API, e.g. `https://api.partner-platform.test`. */
@@ -55,5 +55,16 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
   const baseUrl = checkedBaseUrl(options.baseUrl);
   const apiKey = checkedCredential('apiKey', options.apiKey);
   const apiSecret = checkedCredential('apiSecret', options.apiSecret);
-  return createClient<paths>({ baseUrl, fetch: signingFetch(apiKey, apiSecret, options.now ?? Date.now, options.fetch) });
+  let middlewares = false;
+  const client = createClient<paths>({
+    baseUrl,
+    Request: requestClass(() => middlewares),
+    fetch: signingFetch(apiKey, apiSecret, options.now ?? Date.now, options.fetch),
+  });
+  const use = client.use.bind(client);
+  client.use = (...added) => {
+    middlewares = true;
+    use(...added);
+  };
+  return client;
 }

@@ -64,6 +64,28 @@ describe('createPartnerClient signs every request (DESIGN §3)', () => {
     expect(ok).toBe(true);
   });
 
+  it("passes a caller's AbortSignal on, and gives a caller's middleware a real Request, signed after it ran", async () => {
+    const { fetch, requests } = recordingFetch();
+    const aborted = clientAt(1763700000, fetch).GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b' } }, signal: AbortSignal.abort() });
+    await aborted;
+    expect(requests[0]!.request.signal.aborted).toBe(true);
+
+    const client = clientAt(vector('create order').timestamp, fetch);
+    const seen: unknown[] = [];
+    client.use({
+      onRequest({ request }) {
+        seen.push(request);
+        request.headers.set('X-Trace', 'abc');
+        return request;
+      },
+    });
+    await client.POST('/partner/v1/platforms/orders', { body: JSON.parse(vector('create order').body) });
+    expect(seen[0]).toBeInstanceOf(Request);
+    const sent = requests[1]!.request;
+    expect(sent.headers.get('X-Trace')).toBe('abc');
+    expect(sent.headers.get('X-Signature')).toBe(vector('create order').signature);
+  });
+
   it('takes X-Timestamp from the injected clock at each request', async () => {
     let now = 1_763_700_000_999;
     const { fetch, requests } = recordingFetch();
