@@ -36,7 +36,7 @@ export function signingFetch(apiKey: string, apiSecret: string, now: Clock, send
 /**
  * What openapi-fetch builds a request with (its `Request` option): the URL, method, headers and the
  * body it serialized, kept as they are. Building a real Request, with its stream and AbortSignal, only
- * for fetch to build another was a third of the client's cost. Once a caller adds a middleware (which
+ * for fetch to build another was about a quarter of the client's overhead over a raw fetch. Once a caller adds a middleware (which
  * is owed a real Request), the constructor returns a real one.
  */
 export function requestClass(middlewaresInUse: () => boolean): typeof Request {
@@ -49,8 +49,8 @@ export function requestClass(middlewaresInUse: () => boolean): typeof Request {
     readonly url!: string;
     readonly method!: string;
     readonly headers!: Headers;
-    readonly body: string | undefined;
-    constructor(url: string, init: { method?: string; headers: Headers; body?: string }) {
+    readonly body: string | Uint8Array | undefined;
+    constructor(url: string, init: { method?: string; headers: Headers; body?: string | Uint8Array }) {
       if (middlewaresInUse()) return new Request(url, init as RequestInit) as unknown as PlainRequest;
       this.url = url;
       this.method = init.method ?? 'GET';
@@ -65,8 +65,8 @@ const utf8 = new TextEncoder();
 /** The bytes that will be sent: a plain request's JSON text, or a real Request's body read once. */
 async function bodyBytes(request: Request): Promise<Uint8Array | undefined> {
   if (!(request instanceof Request)) {
-    const text = (request as { body?: string }).body;
-    return text === undefined ? undefined : utf8.encode(text);
+    const body = (request as { body?: string | Uint8Array }).body;
+    return typeof body === 'string' ? utf8.encode(body) : body;
   }
   return request.body ? new Uint8Array(await request.arrayBuffer()) : undefined;
 }
