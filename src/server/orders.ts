@@ -6,7 +6,7 @@ import { addressQr } from './qr.js';
 import type { CreateDepositOrderRequest, CreatedDepositOrder, DepositOrder } from '../../generated/schema.js';
 import { createAddressDeriver, type Network } from './addresses.js';
 import type { Config } from './config.js';
-import { batchedOwnedReads, type OwnedRow } from './db/batched-reads.js';
+import { batchedOwnedReads, ONE_TURN_BATCHES, type OwnedRow } from './db/batched-reads.js';
 import type { Database, Sql } from './db/database.js';
 import { toJsonInteger } from './money.js';
 import type { Clock } from './time.js';
@@ -71,9 +71,6 @@ function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean
   );
 }
 
-/** Creates per statement at most, as reads (batched-reads.ts). */
-const MAX_CREATE_BATCH = 256;
-
 interface CreateKey {
   merchantId: string;
   externalId: string;
@@ -124,16 +121,15 @@ export class Orders {
     this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
     // Creates are coalesced like reads: those that arrive in one turn of the event loop share one
     // lookup statement and one insert, so the database sees two statements for many creates.
-    const batching = { cache: false, maxBatchSize: MAX_CREATE_BATCH, batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch) };
     this.lookups = new DataLoader(async (keys: readonly CreateKey[]) => {
       const rows = await db.query<LookupRow>(LOOKUP_OR_NEXT_INDEX_SQL, [keys.map((k) => k.merchantId), keys.map((k) => k.externalId), keys.map((k) => k.network)]);
       return keys.map((_, i) => rows[i]!);
-    }, batching);
+    }, ONE_TURN_BATCHES);
     this.inserts = new DataLoader(async (rows: readonly InsertValues[]) => {
       const columns = rows[0]!.map((_, column) => rows.map((row) => row[column]));
       const inserted = new Map((await db.query<OrderRow>(INSERT_ORDERS_SQL, columns)).map((row) => [row.uuid, row]));
       return rows.map((row) => inserted.get(row[0]));
-    }, batching);
+    }, ONE_TURN_BATCHES);
   }
 
   private async existing(sql: Sql, merchantId: string, externalId: string): Promise<OrderRow | undefined> {

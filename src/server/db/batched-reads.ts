@@ -20,6 +20,13 @@ interface Key {
 const MAX_BATCH = 256;
 
 /**
+ * DataLoader options that coalesce the calls of one turn of the event loop into one batch, uncached:
+ * setImmediate runs after the event loop has read every request that was ready, so they all join.
+ * Shared by the reads here and the creates of orders.ts.
+ */
+export const ONE_TURN_BATCHES = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch) } as const;
+
+/**
  * `selectByUuids` must select the columns `uuid` and `merchant_id` and take the uuids as `$1`
  * (`WHERE uuid = ANY($1::uuid[])`). A row of another merchant reads as undefined, like a missing one,
  * and so does an id that is not a uuid.
@@ -34,8 +41,7 @@ export function batchedOwnedReads<Row extends OwnedRow>(db: Sql, selectByUuids: 
         return row?.merchant_id === merchantId ? row : undefined;
       });
     },
-    // setImmediate runs after the event loop has read every request that was ready: they all join.
-    { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch) => setImmediate(dispatch) },
+    ONE_TURN_BATCHES,
   );
   return async (merchantId, uuid) => {
     // One id that PostgreSQL cannot cast would fail the whole batch, other callers' reads with it.
