@@ -146,6 +146,7 @@ async function postBreakdown(db: Database) {
     await orders.create(merchantId, orderRequest(`bd-${i}`));
   }
   const totalUs = ((performance.now() - t) * 1000) / N;
+  await orders.close();
   return { deriveUs, qrUs, dbUs: totalUs - deriveUs - qrUs, totalUs };
 }
 

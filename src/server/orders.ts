@@ -2,9 +2,9 @@
 // sequence, its QR code, and the read model of the contract.
 import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
-import { addressQr } from './qr.js';
+import { AddressThread, type IssuedAddress } from './address-thread.js';
 import type { CreateDepositOrderRequest, CreatedDepositOrder, DepositOrder } from '../../generated/schema.js';
-import { createAddressDeriver, type Network } from './addresses.js';
+import type { Network } from './addresses.js';
 import type { Config } from './config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, type OwnedRow } from './db/batched-reads.js';
 import type { Database, Sql } from './db/database.js';
@@ -103,8 +103,12 @@ const INSERT_ORDERS_SQL = `
   ON CONFLICT (merchant_id, external_id) DO NOTHING
   RETURNING ${ORDER_COLUMNS}`;
 
+/** Addresses per message to the address thread (see the constructor). */
+const ADDRESS_CHUNK = 4;
+
 export class Orders {
-  private readonly derive: Record<Network, (index: number) => string>;
+  private readonly addressThread: AddressThread;
+  private readonly addresses: DataLoader<readonly [Network, number], IssuedAddress>;
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<(OrderRow & OwnedRow) | undefined>;
   private readonly lookups: DataLoader<CreateKey, LookupRow>;
   private readonly inserts: DataLoader<InsertValues, OrderRow | undefined>;
@@ -114,19 +118,20 @@ export class Orders {
     private readonly config: Pick<Config, 'networks' | 'orderLifetimeSeconds'>,
     private readonly now: Clock,
   ) {
-    this.derive = {
-      Tron: createAddressDeriver('Tron', config.networks.Tron.xpub),
-      Ethereum: createAddressDeriver('Ethereum', config.networks.Ethereum.xpub),
-    };
+    // The xpubs were checked when the config was loaded (config.ts), so the thread cannot refuse them.
+    this.addressThread = new AddressThread({ Tron: config.networks.Tron.xpub, Ethereum: config.networks.Ethereum.xpub });
     this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
     // Creates are coalesced like reads: those that arrive in one turn of the event loop share one
-    // lookup statement and one insert, so the database sees two statements for many creates.
+    // lookup statement, and those whose addresses come back together share one insert.
     this.lookups = new DataLoader(async (keys: readonly CreateKey[]) => {
       const rows = await db.query<LookupRow>(LOOKUP_OR_NEXT_INDEX_SQL, [keys.map((k) => k.merchantId), keys.map((k) => k.externalId), keys.map((k) => k.network)]);
       return keys.map((_, i) => rows[i]!);
     }, ONE_TURN_BATCHES);
+    // The addresses of a turn go to the address thread in chunks: the first chunk's creates go on to
+    // their insert while the thread makes the next, so the two threads work at the same time.
+    this.addresses = new DataLoader((indexes) => this.addressThread.issue(indexes), { ...ONE_TURN_BATCHES, maxBatchSize: ADDRESS_CHUNK });
     this.inserts = new DataLoader(async (rows: readonly InsertValues[]) => {
-      const columns = rows[0]!.map((_, column) => rows.map((row) => row[column]));
+      const columns = rows[0]!.map((_, column) => rows.map((row) => row[column]!));
       const inserted = new Map((await db.query<OrderRow>(INSERT_ORDERS_SQL, columns)).map((row) => [row.uuid, row]));
       return rows.map((row) => inserted.get(row[0]));
     }, ONE_TURN_BATCHES);
@@ -146,15 +151,20 @@ export class Orders {
     const found = await this.lookups.load({ merchantId, externalId: request.externalId, network });
     if (found.next_index === null) return this.replayOrConflict(found as OrderRow, request);
     const index = found.next_index;
-    const address = this.derive[network](Number(index));
+    const { address, qr } = await this.addresses.load([network, Number(index)]);
     const expiredAt = new Date(this.now() + this.config.orderLifetimeSeconds * 1000);
     // ON CONFLICT: a concurrent create with the same externalId won the race; answer as a replay.
     const inserted = await this.inserts.load([
       randomUUID(), merchantId, request.externalId, network, request.currency, request.customerId, request.callbackUrl,
-      String(index), address, addressQr(address), String(this.config.networks[network].minAmount), expiredAt.toISOString(),
+      String(index), address, qr, String(this.config.networks[network].minAmount), expiredAt.toISOString(),
     ]);
     if (inserted) return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
     return this.replayOrConflict((await this.existing(this.db, merchantId, request.externalId))!, request);
+  }
+
+  /** Stops the address thread. */
+  close(): Promise<void> {
+    return this.addressThread.close();
   }
 
   async read(merchantId: string, uuid: string): Promise<DepositOrder | undefined> {

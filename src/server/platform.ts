@@ -88,6 +88,7 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
       async close() {
         await (await workers?.catch(() => undefined))?.stop();
         await app.fastify.close();
+        await orders.close();
         if (!options.db) await db.close();
         release();
       },

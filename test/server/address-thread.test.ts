@@ -1,0 +1,41 @@
+// The address thread: the same addresses as the derivation on the request thread, QR codes that
+// decode to them, an error for an index that has none, and a new thread after one is gone.
+import jsQR from 'jsqr';
+import { PNG } from 'pngjs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { AddressThread, type IssuedAddress } from '../../src/server/address-thread.js';
+import { MAX_ADDRESS_INDEX } from '../../src/server/addresses.js';
+import { hdVectors } from '../fixtures/vectors.js';
+
+const wallet = hdVectors.wallets[0]!;
+const thread = new AddressThread({ Tron: wallet.Tron.xpub, Ethereum: wallet.Ethereum.xpub });
+afterAll(() => thread.close());
+
+function decodeQr(dataUrl: string): string | undefined {
+  const png = PNG.sync.read(Buffer.from(dataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
+  return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data;
+}
+
+describe('AddressThread', () => {
+  it('issues the test wallets’ addresses in the order asked, each with a QR code that decodes to it', async () => {
+    const indexes = wallet.Tron.addresses.flatMap((_, i) => [['Tron', i] as const, ['Ethereum', i] as const]);
+    const issued = (await thread.issue(indexes)) as IssuedAddress[];
+    expect(issued.map((one) => one.address)).toEqual(wallet.Tron.addresses.flatMap((tron, i) => [tron, wallet.Ethereum.addresses[i]]));
+    for (const { address, qr } of issued) expect(decodeQr(qr)).toBe(address);
+  });
+
+  it('answers an index outside the range with a RangeError and still issues the others of its batch', async () => {
+    const [bad, good] = await thread.issue([['Tron', MAX_ADDRESS_INDEX + 1], ['Tron', 0]]);
+    expect(bad).toBeInstanceOf(RangeError);
+    expect((bad as Error).message).toMatch(/out of range/);
+    expect((good as IssuedAddress).address).toBe(wallet.Tron.addresses[0]);
+  });
+
+  it('fails what is waiting when the thread is stopped, and starts a new thread for the next request', async () => {
+    const waiting = thread.issue([['Ethereum', 1]]);
+    await thread.close();
+    await expect(waiting).rejects.toThrow(/exited/);
+    const [again] = await thread.issue([['Ethereum', 1]]);
+    expect((again as IssuedAddress).address).toBe(wallet.Ethereum.addresses[1]);
+  });
+});
