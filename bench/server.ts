@@ -4,7 +4,7 @@
 // same database. Then where the time of a POST goes: address derivation, QR code, database.
 import { createHmac, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -28,6 +28,22 @@ interface Figures {
   rps: number;
   p50: number;
   p99: number;
+  /** Share of the machine's CPU (all cores, all processes) busy during the run: what limits a run below its target. */
+  busy: number;
+}
+
+/** Busy and total CPU time of the whole machine so far (Linux /proc/stat: user, nice, system, idle, iowait, ...). */
+function machineCpu(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((sum, n) => sum + n, 0);
+  return { busy: total - fields[3]! - fields[4]!, total };
+}
+
+async function busyDuring<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const before = machineCpu();
+  const result = await work();
+  const after = machineCpu();
+  return [result, (after.busy - before.busy) / (after.total - before.total)];
 }
 
 function sign(secret: string, method: string, target: string, body = '') {
@@ -37,9 +53,9 @@ function sign(secret: string, method: string, target: string, body = '') {
 }
 
 async function load(url: string, setup: (request: autocannon.Request) => autocannon.Request, method: 'GET' | 'POST' = 'GET'): Promise<Figures> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, method, requests: [{ method, setupRequest: setup }] });
+  const [result, busy] = await busyDuring(() => autocannon({ url, connections: CONNECTIONS, duration: SECONDS, method, requests: [{ method, setupRequest: setup }] }));
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`load on ${url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, busy };
 }
 
 /** CONNECTIONS concurrent loops of one statement for SECONDS, without HTTP around it: the database's limit. */
@@ -47,17 +63,19 @@ async function statementLoop(db: Database, statement: (i: number) => [string, un
   const latencies: number[] = [];
   const end = performance.now() + SECONDS * 1000;
   let i = 0;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < end) {
-        const start = performance.now();
-        await db.query(...statement(i++));
-        latencies.push(performance.now() - start);
-      }
-    }),
+  const [, busy] = await busyDuring(() =>
+    Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (performance.now() < end) {
+          const start = performance.now();
+          await db.query(...statement(i++));
+          latencies.push(performance.now() - start);
+        }
+      }),
+    ),
   );
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / SECONDS, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]! };
+  return { rps: latencies.length / SECONDS, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, busy };
 }
 
 /** The single-order read (READ_ORDER_SQL, by primary key): the limit at one query per read (the server coalesces reads, see batched-reads.ts). */
@@ -150,7 +168,7 @@ async function postBreakdown(db: Database) {
   return { deriveUs, qrUs, dbUs: totalUs - deriveUs - qrUs, totalUs };
 }
 
-const fmt = (f: Figures) => `${Math.round(f.rps).toLocaleString('en-US')} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)}`;
+const fmt = (f: Figures) => `${Math.round(f.rps).toLocaleString('en-US')} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${Math.round(100 * f.busy)} %`;
 
 const postgres = startPostgres(54340);
 try {
@@ -208,11 +226,11 @@ try {
     [
       `${CONNECTIONS} connections (autocannon), ${SECONDS} s each, against a real \`partner-api serve\` process (logging off); the raw loops run with ${CONNECTIONS} concurrent loops and no HTTP.`,
       '',
-      '| load | req/s | p50 ms | p99 ms |\n|---|---:|---:|---:|\n' + rows.join('\n'),
+      '| load | req/s | p50 ms | p99 ms | machine CPU busy |\n|---|---:|---:|---:|---:|\n' + rows.join('\n'),
       '',
       '| database | GET / lower read limit (target ≥ 0.80) | POST / raw insert (target ≥ 25 %) | POST p99 ms (target < 25) |\n|---|---:|---:|---:|\n' + ratios.join('\n'),
       '',
-      '| POST breakdown, in-process, µs per order | total | address derivation | QR code | database |\n|---|---:|---:|---:|---:|\n' + breakdowns.join('\n'),
+      '| POST breakdown, in-process, one create at a time, µs | total | address derivation | QR code | the rest: database statements, the address thread\'s hop, turns of batching |\n|---|---:|---:|---:|---:|\n' + breakdowns.join('\n'),
       ...(scaling.length ? ['', '| PostgreSQL, req/s | 1 worker | 2 workers (`serve --workers 2`) | 2 / 1 |\n|---|---:|---:|---:|\n' + scaling.join('\n')] : []),
     ].join('\n'),
     { rows, ratios, breakdowns, scaling },
