@@ -1,20 +1,14 @@
-// The address thread: the same addresses as the derivation on the request thread, QR codes that
-// decode to them, an error for an index that has none, and a new thread after one is gone.
-import jsQR from 'jsqr';
-import { PNG } from 'pngjs';
+// The address thread: the addresses of the test wallets, QR codes that decode to them, an error for
+// an index that has none, and a new thread after one is gone.
 import { afterAll, describe, expect, it } from 'vitest';
 import { AddressThread, type IssuedAddress } from '../../src/server/address-thread.js';
 import { MAX_ADDRESS_INDEX } from '../../src/server/addresses.js';
 import { hdVectors } from '../fixtures/vectors.js';
+import { decodeQr } from '../support/qr.js';
 
 const wallet = hdVectors.wallets[0]!;
 const thread = new AddressThread({ Tron: wallet.Tron.xpub, Ethereum: wallet.Ethereum.xpub });
 afterAll(() => thread.close());
-
-function decodeQr(dataUrl: string): string | undefined {
-  const png = PNG.sync.read(Buffer.from(dataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
-  return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data;
-}
 
 describe('AddressThread', () => {
   it('issues the test wallets’ addresses in the order asked, each with a QR code that decodes to it', async () => {

@@ -2,20 +2,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import jsQR from 'jsqr';
-import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openPglite } from '../../src/server/db/database.js';
 import { openPlatform } from '../../src/server/platform.js';
 import { orderRequest } from '../fixtures/orders.js';
 import { hdVectors } from '../fixtures/vectors.js';
+import { decodeQr } from '../support/qr.js';
 import { DATABASES, startTestPlatform, testConfig, type TestPlatform } from '../support/platform.js';
-
-
-function decodeQr(dataUrl: string): string | undefined {
-  const png = PNG.sync.read(Buffer.from(dataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
-  return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data;
-}
 
 describe.each(DATABASES)('orders on %s', (kind) => {
   let t: TestPlatform;
