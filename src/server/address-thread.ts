@@ -37,6 +37,7 @@ export class AddressThread {
     worker.on('message', ([id, issued]: AddressReply) => {
       thread.waiting.get(id)?.resolve(issued.map((one) => (typeof one === 'string' ? new RangeError(one) : one)));
       thread.waiting.delete(id);
+      if (thread.waiting.size === 0) worker.unref();
     });
     // A thread that dies fails what it was asked; the next request starts a new one.
     const fail = (error: Error) => {
@@ -46,7 +47,7 @@ export class AddressThread {
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the address thread exited with code ${code}`)));
-    // Waiting creates keep the process alive through their connections, not through the thread.
+    // An idle thread does not keep the process alive; one with requests waiting does (see issue).
     worker.unref();
     return thread;
   }
@@ -55,6 +56,7 @@ export class AddressThread {
   issue(indexes: readonly (readonly [Network, number])[]): Promise<(IssuedAddress | Error)[]> {
     const { worker, waiting } = (this.thread ??= this.start());
     const id = this.nextId++;
+    if (waiting.size === 0) worker.ref();
     worker.postMessage([id, indexes]);
     return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
   }
