@@ -9,16 +9,11 @@
 // polling at the head. Counted: every JSON-RPC request the instances sent, and eth_getLogs alone.
 //
 //   npm run bench:instances   (PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL, else a throwaway cluster)
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openPostgres } from '../src/server/db/database.js';
 import { startChain, type Chain, type Token } from '../test/support/chain.js';
-import { startPartnerApi, type RunningPartnerApi } from '../test/support/partner-api.js';
+import { startInstances, type Instances } from '../test/support/instances.js';
 import { freshDatabase } from '../test/support/platform.js';
 import { until } from '../test/support/processes.js';
-import { startFaultProxy, type FaultProxy } from '../test/support/rpc-fault-proxy.js';
 import { orderRequest } from '../test/fixtures/orders.js';
 import { publishResults, startPostgres } from './support.js';
 
@@ -41,31 +36,16 @@ interface Phase {
 async function phase(chain: Chain, token: Token, postgresUrl: string, count: number): Promise<Phase> {
   const database = await freshDatabase('postgres', postgresUrl);
   await database.db.close();
-  const proxies: FaultProxy[] = [];
-  const instances: RunningPartnerApi[] = [];
-  const dataDirs: string[] = [];
   const started = Date.now();
+  let fleet: Instances | undefined;
   try {
-    const startBlock = String(await chain.blockNumber());
-    const secretKey = randomBytes(32).toString('base64');
-    for (let i = 0; i < count; i++) {
-      proxies.push(await startFaultProxy(chain.rpcUrl));
-      dataDirs.push(mkdtempSync(join(tmpdir(), 'partner-bench-instances-')));
-      instances.push(
-        await startPartnerApi({
-          DATA_DIR: dataDirs[i]!,
-          DATABASE_URL: database.url!,
-          SECRET_KEY: secretKey,
-          LOG_LEVEL: 'silent',
-          RATE_LIMIT: '100000/60',
-          ETHEREUM_RPC_URL: proxies[i]!.url,
-          ETHEREUM_TOKEN_CONTRACT: token.address,
-          ETHEREUM_CONFIRMATIONS: '2',
-          ETHEREUM_POLL_SECONDS: '1',
-          ETHEREUM_START_BLOCK: startBlock,
-        }),
-      );
-    }
+    const { instances, proxies } = (fleet = await startInstances(count, database.url!, chain.rpcUrl, {
+      LOG_LEVEL: 'silent',
+      ETHEREUM_TOKEN_CONTRACT: token.address,
+      ETHEREUM_CONFIRMATIONS: '2',
+      ETHEREUM_POLL_SECONDS: '1',
+      ETHEREUM_START_BLOCK: String(await chain.blockNumber()),
+    }));
     const client = instances[0]!.client();
     const addresses: string[] = [];
     for (let i = 0; i < ORDERS; i++) addresses.push((await client.POST('/partner/v1/platforms/orders', { body: orderRequest(`bench-${count}-${i}`, { blockchain: 'Ethereum' }) })).data!.address);
@@ -104,10 +84,8 @@ async function phase(chain: Chain, token: Token, postgresUrl: string, count: num
       seconds: (Date.now() - started) / 1000,
     };
   } finally {
-    await Promise.all(instances.map((p) => p.stop()));
-    await Promise.all(proxies.map((p) => p.close()));
+    await fleet?.stop();
     await database.drop();
-    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -3,18 +3,15 @@
 // the holder is killed with SIGKILL. Each instance reaches the chain through its own fault proxy, so
 // the test sees which instances scan: one before the kill, one of the two others after it. Every
 // transfer is credited once, every callback delivered, each order's callbacks in sequence order.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CreatedDepositOrder } from '../../src/client/index.js';
 import { openPostgres } from '../../src/server/db/database.js';
 import { startChain } from '../support/chain.js';
-import { startPartnerApi, type RunningPartnerApi } from '../support/partner-api.js';
+import { startInstances, type Instances } from '../support/instances.js';
+import type { RunningPartnerApi } from '../support/partner-api.js';
 import { TEST_DATABASE_URL, freshDatabase } from '../support/platform.js';
 import { until } from '../support/processes.js';
-import { startFaultProxy, type FaultProxy } from '../support/rpc-fault-proxy.js';
+import type { FaultProxy } from '../support/rpc-fault-proxy.js';
 import { startReceiver } from '../support/receiver.js';
 import { orderRequest } from '../fixtures/orders.js';
 
@@ -33,38 +30,21 @@ describe.skipIf(!TEST_DATABASE_URL)('three instances on one PostgreSQL', () => {
     const receiver = await startReceiver();
     const database = await freshDatabase('postgres');
     await database.db.close();
-    const dataDirs: string[] = [];
-    const proxies: FaultProxy[] = [];
-    const instances: RunningPartnerApi[] = [];
+    let fleet: Instances | undefined;
     try {
       const token = await chain.deployToken();
       const senders = chain.accounts.slice(1, 4);
       await token.distribute(senders, 10n ** 12n);
-      const startBlock = String(await chain.blockNumber());
-      const secretKey = randomBytes(32).toString('base64');
-      // One after another: the first creates the sandbox merchant the others then find.
-      for (let i = 0; i < INSTANCES; i++) {
-        const proxy = await startFaultProxy(chain.rpcUrl);
-        proxies.push(proxy);
-        dataDirs.push(mkdtempSync(join(tmpdir(), 'partner-lead-')));
-        instances.push(
-          await startPartnerApi({
-            DATA_DIR: dataDirs[i]!,
-            DATABASE_URL: database.url!,
-            SECRET_KEY: secretKey,
-            LOG_LEVEL: 'warn',
-            RATE_LIMIT: '100000/60',
-            ETHEREUM_RPC_URL: proxy.url,
-            ETHEREUM_TOKEN_CONTRACT: token.address,
-            ETHEREUM_CONFIRMATIONS: '2',
-            ETHEREUM_POLL_SECONDS: '1',
-            ETHEREUM_MAX_BLOCK_RANGE: '3',
-            ETHEREUM_START_BLOCK: startBlock,
-            CALLBACK_TIMEOUT_SECONDS: '1',
-            EXPIRY_INTERVAL_SECONDS: '1',
-          }),
-        );
-      }
+      const { instances, proxies } = (fleet = await startInstances(INSTANCES, database.url!, chain.rpcUrl, {
+        LOG_LEVEL: 'warn',
+        ETHEREUM_TOKEN_CONTRACT: token.address,
+        ETHEREUM_CONFIRMATIONS: '2',
+        ETHEREUM_POLL_SECONDS: '1',
+        ETHEREUM_MAX_BLOCK_RANGE: '3',
+        ETHEREUM_START_BLOCK: String(await chain.blockNumber()),
+        CALLBACK_TIMEOUT_SECONDS: '1',
+        EXPIRY_INTERVAL_SECONDS: '1',
+      }));
       const log = () => instances.map((p, i) => `instance ${i}:\n${p.process.output().split('\n').slice(-8).join('\n')}`).join('\n');
       const client = instances[0]!.client();
       const orders: CreatedDepositOrder[] = [];
@@ -160,12 +140,10 @@ describe.skipIf(!TEST_DATABASE_URL)('three instances on one PostgreSQL', () => {
         await db.close();
       }
     } finally {
-      await Promise.all(instances.map((p) => p.stop()));
-      await Promise.all(proxies.map((p) => p.close()));
+      await fleet?.stop();
       await chain.stop();
       await receiver.close();
       await database.drop();
-      for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
     }
   }, 240_000);
 });
