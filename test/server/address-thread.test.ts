@@ -26,7 +26,8 @@ describe('AddressThread', () => {
   });
 
   it('fails what is waiting when the thread is stopped, and starts a new thread for the next request', async () => {
-    const waiting = thread.issue([['Ethereum', 1]]);
+    // A batch of about a second's work: the thread is still drawing it when it is stopped.
+    const waiting = thread.issue(Array.from({ length: 2000 }, (_, index) => ['Ethereum', index] as const));
     await thread.close();
     await expect(waiting).rejects.toThrow(/exited/);
     const [again] = await thread.issue([['Ethereum', 1]]);
