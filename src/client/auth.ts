@@ -36,8 +36,8 @@ export function signingFetch(apiKey: string, apiSecret: string, now: Clock, send
 /**
  * What openapi-fetch builds a request with (its `Request` option): the URL, method, headers and the
  * body it serialized, kept as they are. Building a real Request, with its stream and AbortSignal, only
- * for fetch to build another was about a quarter of the client's overhead over a raw fetch. Once a caller adds a middleware (which
- * is owed a real Request), the constructor returns a real one.
+ * for fetch to build another was about a quarter of the client's overhead over a raw fetch. Once a
+ * caller adds a middleware (which is owed a real Request), the constructor returns a real one.
  */
 export function requestClass(middlewaresInUse: () => boolean): typeof Request {
   return class PlainRequest {

@@ -92,8 +92,7 @@ export class CallbackDispatcher {
     const url = new URL(row.url);
     // Checked again at every delivery: the policy may have changed since the order was created, and
     // names are judged by what they resolve to now (publicOnlyLookup), IP literals here.
-    const policy = this.policy;
-    const refused = callbackUrlProblem(row.url, policy);
+    const refused = callbackUrlProblem(row.url, this.policy);
     if (refused) return { statusCode: undefined, latencyMs: 0, error: `callback URL ${refused}` };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve) => {
@@ -103,7 +102,7 @@ export class CallbackDispatcher {
         url,
         {
           method: 'POST',
-          ...(policy.allowPrivate ? {} : { lookup: publicOnlyLookup }),
+          ...(this.policy.allowPrivate ? {} : { lookup: publicOnlyLookup }),
           timeout: this.options.config.timeoutSeconds * 1000,
           headers: {
             'Content-Type': 'application/json',
