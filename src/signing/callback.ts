@@ -1,8 +1,8 @@
 // Callback signatures per Standard Webhooks v1 (DESIGN §4): webhook-signature = "v1," +
 // base64(HMAC-SHA256(key, id + "." + timestamp + "." + body)), the key being the base64 part of the
 // merchant's `whsec_…` callback secret.
-import { concatBytes, fromBase64, toBase64, toBytes } from './encoding.js';
-import { createHmacSha256, type HmacBackend } from './hmac.js';
+import { fromBase64, toBase64 } from './encoding.js';
+import { createHmacSha256, type HmacBackend, type MessageParts } from './hmac.js';
 
 export interface CallbackParts {
   /** The webhook-id header: one per event, the same on every retry. */
@@ -29,8 +29,8 @@ function callbackKeyBytes(secret: string): Uint8Array {
   return bytes;
 }
 
-function callbackSigningMessage(parts: CallbackParts) {
-  return concatBytes(toBytes(`${parts.id}.${parts.timestamp}.`), toBytes(parts.body));
+function callbackSigningMessage(parts: CallbackParts): MessageParts {
+  return [`${parts.id}.${parts.timestamp}.`, parts.body];
 }
 
 export interface CallbackSigner {
@@ -45,7 +45,7 @@ export function createCallbackSigner(callbackSecret: string, backend?: HmacBacke
   const hmac = createHmacSha256(callbackKeyBytes(callbackSecret), backend);
   return {
     async sign(parts) {
-      return `v1,${toBase64(await hmac.sign(callbackSigningMessage(parts)))}`;
+      return `v1,${await hmac.sign(callbackSigningMessage(parts), 'base64')}`;
     },
     async verify(parts, signatureHeader) {
       const message = callbackSigningMessage(parts);

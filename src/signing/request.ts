@@ -1,7 +1,7 @@
 // Request signatures (DESIGN §3): X-Signature = hex(HMAC-SHA256(API secret, timestamp + METHOD +
 // requestTarget + rawBody)). The one implementation the client signs with and the platform verifies with.
-import { concatBytes, fromHex, toBytes, toHex } from './encoding.js';
-import { createHmacSha256, type HmacBackend } from './hmac.js';
+import { fromHex, toBytes } from './encoding.js';
+import { createHmacSha256, messageBytes, type HmacBackend, type MessageParts } from './hmac.js';
 
 export interface SignedRequestParts {
   /** X-Timestamp exactly as sent: UNIX seconds in decimal. */
@@ -14,10 +14,13 @@ export interface SignedRequestParts {
   body?: string | Uint8Array | undefined;
 }
 
+function messageParts(parts: SignedRequestParts): MessageParts {
+  return [`${parts.timestamp}${parts.method.toUpperCase()}${parts.target}`, parts.body ?? ''];
+}
+
 /** The exact bytes that are signed. */
 export function requestSigningMessage(parts: SignedRequestParts): Uint8Array<ArrayBuffer> {
-  const head = `${parts.timestamp}${parts.method.toUpperCase()}${parts.target}`;
-  return concatBytes(toBytes(head), toBytes(parts.body ?? ''));
+  return messageBytes(messageParts(parts));
 }
 
 /** A signer and verifier bound to one API secret. */
@@ -31,11 +34,11 @@ export function createRequestSigner(apiSecret: string, backend?: HmacBackend): R
   const hmac = createHmacSha256(toBytes(apiSecret), backend);
   return {
     async sign(parts) {
-      return toHex(await hmac.sign(requestSigningMessage(parts)));
+      return hmac.sign(messageParts(parts), 'hex');
     },
     async verify(parts, signature) {
       const mac = /^[0-9a-f]{64}$/.test(signature) ? fromHex(signature) : undefined;
-      return mac !== undefined && hmac.verify(mac, requestSigningMessage(parts));
+      return mac !== undefined && hmac.verify(mac, messageParts(parts));
     },
   };
 }
