@@ -1,7 +1,7 @@
 // Deposit addresses and their QR codes are made off the request thread. One costs about 360 µs of
 // CPU (derivation 60, the QR code's mask selection and PNG 300), more than half of a create; on a
 // thread of its own it runs beside the HTTP and database work, so creates use a second core
-// (bench:server has the figures).
+// (bench:server has the figures). The address pool (address-pool.ts) asks it ahead of the creates.
 import { Worker } from 'node:worker_threads';
 import type { Network } from './addresses.js';
 

@@ -2,7 +2,7 @@
 // sequence, its QR code, and the read model of the contract.
 import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
-import { AddressThread, type IssuedAddress } from './address-thread.js';
+import { AddressPool } from './address-pool.js';
 import type { CreateDepositOrderRequest, CreatedDepositOrder, DepositOrder } from '../../generated/schema.js';
 import type { Network } from './addresses.js';
 import type { Config } from './config.js';
@@ -35,8 +35,6 @@ export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE
 
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
 const READ_ORDERS_SQL = `SELECT merchant_id, ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
-
-const SEQUENCE: Record<Network, string> = { Tron: 'address_index_tron', Ethereum: 'address_index_ethereum' };
 
 export function toCreatedDepositOrder(row: OrderRow): CreatedDepositOrder {
   return {
@@ -71,27 +69,6 @@ function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean
   );
 }
 
-interface CreateKey {
-  merchantId: string;
-  externalId: string;
-  network: Network;
-}
-
-/** The order already made with the externalId, or else (next_index) the address index taken for it. */
-type LookupRow = Partial<OrderRow> & { next_index: bigint | null };
-
-/**
- * For each (merchant, externalId, network) in order: the order made before, or the next address
- * index of its network. A CASE evaluates nextval only where the order is missing, so a replay takes
- * no index; two creates of one externalId in one batch take one each, and the insert keeps one order.
- */
-const LOOKUP_OR_NEXT_INDEX_SQL = `
-  SELECT ${ORDER_COLUMNS},
-         CASE WHEN uuid IS NULL THEN nextval(CASE input.network WHEN 'Tron' THEN '${SEQUENCE.Tron}'::regclass ELSE '${SEQUENCE.Ethereum}'::regclass END) END AS next_index
-    FROM unnest($1::uuid[], $2::text[], $3::text[]) WITH ORDINALITY AS input (merchant, external, network, position)
-    LEFT JOIN deposit_orders ON merchant_id = input.merchant AND external_id = input.external
-   ORDER BY input.position`;
-
 /** uuid, merchant, externalId, network, currency, customerId, callbackUrl, index, address, QR, minAmount, expiredAt. */
 type InsertValues = [string, string, string, Network, string, string, string, string, string, string, string, string];
 
@@ -101,16 +78,29 @@ const INSERT_ORDERS_SQL = `
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                        $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[])
   ON CONFLICT (merchant_id, external_id) DO NOTHING
-  RETURNING ${ORDER_COLUMNS}`;
+  RETURNING uuid`;
 
-/** Addresses per message to the address thread (see the constructor). */
-const ADDRESS_CHUNK = 4;
+/** The new order as the database holds it, from what was inserted (status and amount received are the columns' defaults). */
+function insertedRow([uuid, , , blockchain, currency, customerId, callbackUrl, , address, qr, minAmount, expiredAt]: InsertValues): OrderRow {
+  return {
+    uuid,
+    blockchain,
+    currency: currency as OrderRow['currency'],
+    customer_id: customerId,
+    callback_url: callbackUrl,
+    address,
+    address_qr: qr,
+    status: 'NEW',
+    min_amount: BigInt(minAmount),
+    received_amount: 0n,
+    // The API's date shape, as ORDER_COLUMNS formats it: UTC to the second.
+    expired_at: expiredAt.slice(0, 19).replace('T', ' '),
+  };
+}
 
 export class Orders {
-  private readonly addressThread: AddressThread;
-  private readonly addresses: DataLoader<readonly [Network, number], IssuedAddress>;
+  private readonly addresses: AddressPool;
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<(OrderRow & OwnedRow) | undefined>;
-  private readonly lookups: DataLoader<CreateKey, LookupRow>;
   private readonly inserts: DataLoader<InsertValues, OrderRow | undefined>;
 
   constructor(
@@ -119,21 +109,13 @@ export class Orders {
     private readonly now: Clock,
   ) {
     // The xpubs were checked when the config was loaded (config.ts), so the thread cannot refuse them.
-    this.addressThread = new AddressThread({ Tron: config.networks.Tron.xpub, Ethereum: config.networks.Ethereum.xpub });
+    this.addresses = new AddressPool(db, { Tron: config.networks.Tron.xpub, Ethereum: config.networks.Ethereum.xpub });
     this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
-    // Creates are coalesced like reads: those that arrive in one turn of the event loop share one
-    // lookup statement, and those whose addresses come back together share one insert.
-    this.lookups = new DataLoader(async (keys: readonly CreateKey[]) => {
-      const rows = await db.query<LookupRow>(LOOKUP_OR_NEXT_INDEX_SQL, [keys.map((k) => k.merchantId), keys.map((k) => k.externalId), keys.map((k) => k.network)]);
-      return keys.map((_, i) => rows[i]!);
-    }, ONE_TURN_BATCHES);
-    // The addresses of a turn go to the address thread in chunks: the first chunk's creates go on to
-    // their insert while the thread makes the next, so the two threads work at the same time.
-    this.addresses = new DataLoader((indexes) => this.addressThread.issue(indexes), { ...ONE_TURN_BATCHES, maxBatchSize: ADDRESS_CHUNK });
+    // The creates of one turn of the event loop whose addresses are ready share one insert.
     this.inserts = new DataLoader(async (rows: readonly InsertValues[]) => {
       const columns = rows[0]!.map((_, column) => rows.map((row) => row[column]!));
-      const inserted = new Map((await db.query<OrderRow>(INSERT_ORDERS_SQL, columns)).map((row) => [row.uuid, row]));
-      return rows.map((row) => inserted.get(row[0]));
+      const inserted = new Set((await db.query<{ uuid: string }>(INSERT_ORDERS_SQL, columns)).map((row) => row.uuid));
+      return rows.map((row) => (inserted.has(row[0]) ? insertedRow(row) : undefined));
     }, ONE_TURN_BATCHES);
   }
 
@@ -148,23 +130,22 @@ export class Orders {
 
   async create(merchantId: string, request: CreateDepositOrderRequest): Promise<CreateResult> {
     const network = request.blockchain;
-    const found = await this.lookups.load({ merchantId, externalId: request.externalId, network });
-    if (found.next_index === null) return this.replayOrConflict(found as OrderRow, request);
-    const index = found.next_index;
-    const { address, qr } = await this.addresses.load([network, Number(index)]);
+    const taken = await this.addresses.take(network);
     const expiredAt = new Date(this.now() + this.config.orderLifetimeSeconds * 1000);
-    // ON CONFLICT: a concurrent create with the same externalId won the race; answer as a replay.
+    // ON CONFLICT: an order with this externalId exists (a replay, or a concurrent create that won the
+    // race). The address goes back to the pool unused, and the answer is the existing order's.
     const inserted = await this.inserts.load([
       randomUUID(), merchantId, request.externalId, network, request.currency, request.customerId, request.callbackUrl,
-      String(index), address, qr, String(this.config.networks[network].minAmount), expiredAt.toISOString(),
+      String(taken.index), taken.address, taken.qr, String(this.config.networks[network].minAmount), expiredAt.toISOString(),
     ]);
     if (inserted) return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
+    this.addresses.giveBack(taken);
     return this.replayOrConflict((await this.existing(this.db, merchantId, request.externalId))!, request);
   }
 
   /** Stops the address thread. */
   close(): Promise<void> {
-    return this.addressThread.close();
+    return this.addresses.close();
   }
 
   async read(merchantId: string, uuid: string): Promise<DepositOrder | undefined> {
