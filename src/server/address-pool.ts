@@ -37,6 +37,7 @@ interface NetworkPool {
 
 export class AddressPool {
   private readonly thread: AddressThread;
+  private closed = false;
   private readonly pools: Record<Network, NetworkPool> = {
     Tron: { ready: [], waiters: [], filling: false },
     Ethereum: { ready: [], waiters: [], filling: false },
@@ -63,8 +64,9 @@ export class AddressPool {
     this.deliver(address, 'first');
   }
 
-  /** Stops the address thread; a fill under way fails its waiting creates. */
+  /** Stops the address thread; a fill under way fails its waiting creates, and none starts after. */
   close(): Promise<void> {
+    this.closed = true;
     return this.thread.close();
   }
 
@@ -88,6 +90,7 @@ export class AddressPool {
     const pool = this.pools[network];
     let filled = false;
     try {
+      if (this.closed) throw new Error('the address pool is closed');
       const count = 2 * BLOCK - pool.ready.length + pool.waiters.length;
       const rows = await this.db.query<{ index: bigint }>(`SELECT nextval('${SEQUENCE[network]}') AS index FROM generate_series(1, $1::int)`, [count]);
       const indexes = rows.map((row) => Number(row.index));

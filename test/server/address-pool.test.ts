@@ -74,4 +74,10 @@ describe.each(DATABASES)('AddressPool on %s', (kind) => {
     expect((await pool.take('Tron')).address).toBe(wallet.Tron.addresses[0]);
     expect(reservations).toBe(2);
   });
+
+  it('once closed, fails a take instead of reserving indexes or starting a thread', async () => {
+    await pool.close();
+    await expect(pool.take('Tron')).rejects.toThrow('the address pool is closed');
+    expect(reservations).toBe(0);
+  });
 });
