@@ -164,6 +164,49 @@ const median = (xs: number[]) => {
 };
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
+/**
+ * µs per call of each of two pieces of work, timed in turn for `rounds` rounds of `calls` calls after
+ * a warm-up round; each the median of its rounds.
+ */
+async function microseconds(a: () => unknown, b: () => unknown, calls = 20_000, rounds = 5): Promise<[number, number]> {
+  const times: [number[], number[]] = [[], []];
+  for (let r = 0; r <= rounds; r++) {
+    for (const [k, work] of [a, b].entries()) {
+      const start = performance.now();
+      for (let i = 0; i < calls; i++) await work();
+      if (r > 0) times[k]!.push(((performance.now() - start) * 1000) / calls);
+    }
+  }
+  return [median(times[0]), median(times[1])];
+}
+
+/**
+ * Where the client's overhead goes, without the network: the signature alone, and a whole call with
+ * the global fetch replaced by one that answers at once (what is left is the JavaScript around fetch).
+ */
+async function overheadRows(client: Variant, raw: Variant): Promise<string[]> {
+  const signer = createRequestSigner(API_SECRET);
+  const timestamp = 1763700000;
+  const signature = await microseconds(
+    () => signer.sign({ timestamp, method: 'GET', target: PATH }),
+    () => createHmac('sha256', API_SECRET).update(`${timestamp}GET${PATH}`).digest('hex'),
+    100_000,
+  );
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async () => new Response(ORDER_BODY, { status: 200, headers: { 'Content-Type': 'application/json', 'Content-Length': String(ORDER_BODY.length) } });
+  try {
+    const call = await microseconds(client.request, raw.request);
+    return [
+      '| Without the network, µs per call (median of 5 rounds) | client | raw |',
+      '|---|---:|---:|',
+      `| the request signature (\`createRequestSigner\` / \`createHmac\`) | ${signature[0].toFixed(2)} | ${signature[1].toFixed(2)} |`,
+      `| a whole call, with a fetch that answers at once | ${call[0].toFixed(1)} | ${call[1].toFixed(1)} |`,
+    ];
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+}
+
 async function main() {
   await checkSameSignature();
   const server = await startServer();
@@ -212,7 +255,9 @@ async function main() {
       `\nRatio client/raw: **${paired.toFixed(2)}×** (median over ${blockRatios.length} pairs of neighbouring blocks;` +
         ` ratio of the median rounds ${ratio.toFixed(2)}×; target ≤ 1.25×): ${fmt(ra.us - rb.us, 1)} µs a request over the other variant.`,
     );
-    publishResults('client', report.join('\n'), { rows: rows.map((r) => ({ variant: r.variant.label, ms: r.ms, rps: r.rps, us: r.us })), ratio: paired });
+    const overhead = await overheadRows(a, b);
+    report.push('', ...overhead);
+    publishResults('client', report.join('\n'), { overhead, rows: rows.map((r) => ({ variant: r.variant.label, ms: r.ms, rps: r.rps, us: r.us })), ratio: paired });
   } finally {
     server.closeAllConnections();
     await new Promise<void>((done) => server.close(() => done()));
