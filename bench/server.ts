@@ -1,7 +1,8 @@
 // Platform throughput, side by side in one run (npm run bench:server): signed GET and POST of orders
 // through a real `partner-api serve` process on PGlite and on PostgreSQL, against two limits measured
 // the same way in the same run: a bare Fastify JSON endpoint, and a raw primary-key read loop on the
-// same database. Then where the time of a POST goes: address derivation, QR code, database.
+// same database. Then where the time of a create goes: one create after another, and the address derivation
+// and QR code that the address thread does for it ahead of time.
 import { createHmac, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
