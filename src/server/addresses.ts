@@ -62,17 +62,18 @@ export function createAddressDeriver(network: Network, xpub: string): (index: nu
   // BIP32 public child derivation (CKDpub): child = parent + IL·G, where IL is the left half of
   // HMAC-SHA512(chain code, parent key ‖ index). The point arithmetic is libsecp256k1's (the
   // `secp256k1` package): about 40 µs where JavaScript's base-point multiplication took 300.
-  const parentKey = account.publicKey!;
   const chainCode = account.chainCode!;
   const message = Buffer.alloc(37);
-  message.set(parentKey, 0);
+  message.set(account.publicKey!, 0); // BIP32 hashes the compressed key
+  // The parent point is decompressed once here, not per address (a square root saved on each).
+  const parentPoint = secp256k1.publicKeyConvert(account.publicKey!, false);
   return (index) => {
     if (!Number.isInteger(index) || index < 0 || index > MAX_ADDRESS_INDEX) throw new RangeError(`address index out of range: ${index}`);
     message.writeUInt32BE(index, 33);
     const tweak = createHmac('sha512', chainCode).update(message).digest().subarray(0, 32);
     let child: Uint8Array;
     try {
-      child = secp256k1.publicKeyTweakAdd(parentKey, tweak, false);
+      child = secp256k1.publicKeyTweakAdd(parentPoint, tweak, false);
     } catch {
       // BIP32: such an index yields no key (probability below 2^-127); it is refused, never skipped silently.
       throw new RangeError(`address index ${index} yields no valid key`);

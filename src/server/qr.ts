@@ -5,7 +5,7 @@
 import { crc32, deflateSync } from 'node:zlib';
 import encodeQR from 'qr';
 
-/** Quiet zone around the symbol, in modules, and pixels per module. */
+/** Quiet zone around the symbol, in modules, and pixels per module (scanlines() writes a module as a nibble). */
 const MARGIN = 2;
 const SCALE = 4;
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -19,16 +19,22 @@ function pngChunk(type: string, data: Buffer): Buffer {
   return chunk;
 }
 
-/** One PNG scanline per pixel row: a filter byte (0) and the row's bits, 1 = white (grayscale, depth 1). */
+/**
+ * One PNG scanline per pixel row: a filter byte (0) and the row's bits, 1 = white (grayscale, depth 1).
+ * At 4 pixels a module, a module is one half of a byte: its 4 × 4 pixels are one nibble in 4 rows.
+ */
 function scanlines(modules: boolean[][]): { side: number; raw: Buffer } {
   const side = modules.length * SCALE;
   const stride = 1 + Math.ceil(side / 8);
   const raw = Buffer.alloc(stride * side);
   modules.forEach((row, moduleRow) => {
-    const first = moduleRow * SCALE * stride;
-    for (let x = 0; x < side; x++) if (!row[Math.floor(x / SCALE)]) raw[first + 1 + (x >> 3)]! |= 0x80 >> (x & 7);
-    // The module's other pixel rows are the same scanline.
-    for (let copy = 1; copy < SCALE; copy++) raw.copy(raw, first + copy * stride, first, first + stride);
+    const first = moduleRow * SCALE * stride + 1;
+    row.forEach((dark, column) => {
+      if (dark) return;
+      const at = first + (column >> 1);
+      const light = column & 1 ? 0x0f : 0xf0;
+      for (let pixelRow = 0; pixelRow < SCALE; pixelRow++) raw[at + pixelRow * stride]! |= light;
+    });
   });
   return { side, raw };
 }
