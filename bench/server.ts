@@ -5,7 +5,7 @@
 // and QR code that the address thread does for it ahead of time.
 import { createHmac, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -31,6 +31,8 @@ interface Figures {
   p99: number;
   /** Share of the machine's CPU (all cores, all processes) busy during the run: what limits a run below its target. */
   busy: number;
+  /** Of the machine's CPU, the share the server's processes took (the rest: the load generator, the database). */
+  server?: number;
 }
 
 /** Busy and total CPU time of the whole machine so far (Linux /proc/stat: user, nice, system, idle, iowait, ...). */
@@ -40,11 +42,41 @@ function machineCpu(): { busy: number; total: number } {
   return { busy: total - fields[3]! - fields[4]!, total };
 }
 
-async function busyDuring<T>(work: () => Promise<T>): Promise<[T, number]> {
+/** CPU time so far of a process and its descendants (a cluster's workers), in the unit of /proc/stat. */
+function processTreeCpu(rootPid: number): number {
+  const processes = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .flatMap((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // After the command's name in parentheses: state, ppid, …, utime (14th field), stime (15th).
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return [{ pid: Number(pid), ppid: Number(fields[1]), cpu: Number(fields[11]) + Number(fields[12]) }];
+      } catch {
+        return []; // exited since the listing
+      }
+    });
+  const tree = new Set([rootPid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of processes) {
+      if (tree.has(p.pid) || !tree.has(p.ppid)) continue;
+      tree.add(p.pid);
+      grew = true;
+    }
+  }
+  return processes.filter((p) => tree.has(p.pid)).reduce((sum, p) => sum + p.cpu, 0);
+}
+
+/** The work's result, the machine's busy share during it, and the share the server (if given) took. */
+async function busyDuring<T>(work: () => Promise<T>, serverPid?: number): Promise<[T, number, number | undefined]> {
   const before = machineCpu();
+  const serverBefore = serverPid === undefined ? 0 : processTreeCpu(serverPid);
   const result = await work();
   const after = machineCpu();
-  return [result, (after.busy - before.busy) / (after.total - before.total)];
+  const elapsed = after.total - before.total;
+  const server = serverPid === undefined ? undefined : (processTreeCpu(serverPid) - serverBefore) / elapsed;
+  return [result, (after.busy - before.busy) / elapsed, server];
 }
 
 function sign(secret: string, method: string, target: string, body = '') {
@@ -53,10 +85,11 @@ function sign(secret: string, method: string, target: string, body = '') {
   return { timestamp: String(timestamp), signature };
 }
 
-async function load(url: string, setup: (request: autocannon.Request) => autocannon.Request, method: 'GET' | 'POST' = 'GET'): Promise<Figures> {
-  const [result, busy] = await busyDuring(() => autocannon({ url, connections: CONNECTIONS, duration: SECONDS, method, requests: [{ method, setupRequest: setup }] }));
+async function load(url: string, serverPid: number, setup: (request: autocannon.Request) => autocannon.Request, method: 'GET' | 'POST' = 'GET'): Promise<Figures> {
+  const run = () => autocannon({ url, connections: CONNECTIONS, duration: SECONDS, method, requests: [{ method, setupRequest: setup }] });
+  const [result, busy, server] = await busyDuring(run, serverPid);
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`load on ${url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, busy };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, busy, server };
 }
 
 /** CONNECTIONS concurrent loops of one statement for SECONDS, without HTTP around it: the database's limit. */
@@ -112,13 +145,13 @@ async function benchDatabase(databaseUrl: string | undefined, workers = 1) {
     orders.push(data!);
   }
   let n = 0;
-  const get = await load(`${platform.baseUrl}/`, (request) => {
+  const get = await load(`${platform.baseUrl}/`, platform.server.process.pid!, (request) => {
     const path = `/partner/v2/platforms/orders/${orders[n++ % orders.length]!.uuid}`;
     const { timestamp, signature } = sign(platform.apiSecret, 'GET', path);
     return { ...request, path, headers: { 'X-Api-Key': platform.apiKey, 'X-Timestamp': timestamp, 'X-Signature': signature } };
   });
   let m = 0;
-  const post = await load(`${platform.baseUrl}/`, (request) => {
+  const post = await load(`${platform.baseUrl}/`, platform.server.process.pid!, (request) => {
     const path = '/partner/v1/platforms/orders';
     const body = JSON.stringify(orderRequest(`load-${process.pid}-${m++}`, { blockchain: m % 2 ? 'Tron' : 'Ethereum' }));
     const { timestamp, signature } = sign(platform.apiSecret, 'POST', path, body);
@@ -140,7 +173,7 @@ async function bareFastify(order: object): Promise<Figures> {
   const bare = await startProcess('node', ['--import', 'tsx', 'bench/bare-fastify.ts', JSON.stringify(order)], /listening on/);
   const url = /listening on (\S+)/.exec(bare.output())![1]!;
   try {
-    return await load(`${url}/order`, (request) => request);
+    return await load(`${url}/order`, bare.process.pid!, (request) => request);
   } finally {
     await bare.stop();
   }
@@ -154,6 +187,8 @@ async function bareFastify(order: object): Promise<Figures> {
 async function postBreakdown(db: Database) {
   const N = 300;
   const derive = createAddressDeriver('Tron', SANDBOX_XPUBS.Tron);
+  // Warmed up first, as the address thread is after its first blocks.
+  for (let i = 0; i < N; i++) addressQr(derive(20_000 + i));
   let t = performance.now();
   const addresses = Array.from({ length: N }, (_, i) => derive(10_000 + i));
   const deriveUs = ((performance.now() - t) * 1000) / N;
@@ -173,7 +208,8 @@ async function postBreakdown(db: Database) {
   return { deriveUs, qrUs, totalUs };
 }
 
-const fmt = (f: Figures) => `${Math.round(f.rps).toLocaleString('en-US')} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${Math.round(100 * f.busy)} %`;
+const fmt = (f: Figures) =>
+  `${Math.round(f.rps).toLocaleString('en-US')} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${Math.round(100 * f.busy)} % | ${f.server === undefined ? '–' : `${Math.round(100 * f.server)} %`}`;
 
 const postgres = startPostgres(54340);
 try {
@@ -231,7 +267,7 @@ try {
     [
       `${CONNECTIONS} connections (autocannon), ${SECONDS} s each, against a real \`partner-api serve\` process (logging off); the raw loops run with ${CONNECTIONS} concurrent loops and no HTTP.`,
       '',
-      '| load | req/s | p50 ms | p99 ms | machine CPU busy |\n|---|---:|---:|---:|---:|\n' + rows.join('\n'),
+      '| load | req/s | p50 ms | p99 ms | machine CPU busy | of it, the server |\n|---|---:|---:|---:|---:|---:|\n' + rows.join('\n'),
       '',
       '| database | GET / lower read limit (target ≥ 0.80) | POST / raw insert (target ≥ 25 %) | POST p99 ms (target < 25) |\n|---|---:|---:|---:|\n' + ratios.join('\n'),
       '',
