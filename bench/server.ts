@@ -187,7 +187,7 @@ async function bareFastify(order: object): Promise<Figures> {
 async function postBreakdown(db: Database) {
   const N = 300;
   const derive = createAddressDeriver('Tron', SANDBOX_XPUBS.Tron);
-  // Warmed up first, as the address thread is after its first blocks.
+  // Warmed up first, as the address thread's code is once it has made its first blocks.
   for (let i = 0; i < N; i++) addressQr(derive(20_000 + i));
   let t = performance.now();
   const addresses = Array.from({ length: N }, (_, i) => derive(10_000 + i));
