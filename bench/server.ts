@@ -31,8 +31,10 @@ interface Figures {
   p99: number;
   /** Share of the machine's CPU (all cores, all processes) busy during the run: what limits a run below its target. */
   busy: number;
-  /** Of the machine's CPU, the share the server's processes took (the rest: the load generator, the database). */
+  /** Of the machine's CPU, the share the server's threads took (the rest: the load generator, the database). */
   server?: number;
+  /** The server's busiest thread, as a share of one core. */
+  busiestThread?: number;
 }
 
 /** Busy and total CPU time of the whole machine so far (Linux /proc/stat: user, nice, system, idle, iowait, ...). */
@@ -42,20 +44,36 @@ function machineCpu(): { busy: number; total: number } {
   return { busy: total - fields[3]! - fields[4]!, total };
 }
 
-/** CPU time so far of a process and its descendants (a cluster's workers), in the unit of /proc/stat. */
-function processTreeCpu(rootPid: number): number {
-  const processes = readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .flatMap((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        // After the command's name in parentheses: state, ppid, …, utime (14th field), stime (15th).
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return [{ pid: Number(pid), ppid: Number(fields[1]), cpu: Number(fields[11]) + Number(fields[12]) }];
-      } catch {
-        return []; // exited since the listing
-      }
-    });
+/** The parent and the CPU time so far (utime + stime, the 14th and 15th fields) of a /proc stat line. */
+function parseStat(stat: string): { ppid: number; cpu: number } {
+  // Counted after the command's name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { ppid: Number(fields[1]), cpu: Number(fields[11]) + Number(fields[12]) };
+}
+
+/** The entries of a /proc directory, or none when its process has exited since it was listed. */
+function procEntries(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+}
+
+function procStat(path: string): { ppid: number; cpu: number } | undefined {
+  try {
+    return parseStat(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined; // exited since the listing
+  }
+}
+
+/** CPU time so far of each thread of a process and of its descendants (a cluster's workers), by thread id. */
+function serverThreadsCpu(rootPid: number): Map<string, number> {
+  const processes = procEntries('/proc').flatMap((pid) => {
+    const stat = procStat(`/proc/${pid}/stat`);
+    return stat ? [{ pid: Number(pid), ppid: stat.ppid }] : [];
+  });
   const tree = new Set([rootPid]);
   for (let grew = true; grew; ) {
     grew = false;
@@ -65,18 +83,41 @@ function processTreeCpu(rootPid: number): number {
       grew = true;
     }
   }
-  return processes.filter((p) => tree.has(p.pid)).reduce((sum, p) => sum + p.cpu, 0);
+  const threads = new Map<string, number>();
+  for (const pid of tree) {
+    for (const tid of procEntries(`/proc/${pid}/task`)) {
+      const stat = procStat(`/proc/${pid}/task/${tid}/stat`);
+      if (stat) threads.set(tid, stat.cpu);
+    }
+  }
+  return threads;
 }
 
-/** The work's result, the machine's busy share during it, and the share the server (if given) took. */
-async function busyDuring<T>(work: () => Promise<T>, serverPid?: number): Promise<[T, number, number | undefined]> {
+const CORES = readFileSync('/proc/stat', 'utf8').split('\n').filter((line) => /^cpu\d+ /.test(line)).length;
+
+interface CpuDuring {
+  /** Share of the machine's CPU busy. */
+  busy: number;
+  /** Of the machine's CPU, the share the server's threads took. */
+  server?: number;
+  /** The busiest server thread, as a share of one core: near 1, that thread is what limits the run. */
+  busiestThread?: number;
+}
+
+/** The work's result, and how busy the machine, the server (if given) and its busiest thread were during it. */
+async function busyDuring<T>(work: () => Promise<T>, serverPid?: number): Promise<[T, CpuDuring]> {
   const before = machineCpu();
-  const serverBefore = serverPid === undefined ? 0 : processTreeCpu(serverPid);
+  const threadsBefore = serverPid === undefined ? undefined : serverThreadsCpu(serverPid);
   const result = await work();
   const after = machineCpu();
   const elapsed = after.total - before.total;
-  const server = serverPid === undefined ? undefined : (processTreeCpu(serverPid) - serverBefore) / elapsed;
-  return [result, (after.busy - before.busy) / elapsed, server];
+  const cpu: CpuDuring = { busy: (after.busy - before.busy) / elapsed };
+  if (serverPid !== undefined) {
+    const used = [...serverThreadsCpu(serverPid)].map(([tid, time]) => time - (threadsBefore!.get(tid) ?? 0));
+    cpu.server = used.reduce((sum, time) => sum + time, 0) / elapsed;
+    cpu.busiestThread = Math.max(...used) / (elapsed / CORES);
+  }
+  return [result, cpu];
 }
 
 function sign(secret: string, method: string, target: string, body = '') {
@@ -87,9 +128,9 @@ function sign(secret: string, method: string, target: string, body = '') {
 
 async function load(url: string, serverPid: number, setup: (request: autocannon.Request) => autocannon.Request, method: 'GET' | 'POST' = 'GET'): Promise<Figures> {
   const run = () => autocannon({ url, connections: CONNECTIONS, duration: SECONDS, method, requests: [{ method, setupRequest: setup }] });
-  const [result, busy, server] = await busyDuring(run, serverPid);
+  const [result, cpu] = await busyDuring(run, serverPid);
   if (result.errors > 0 || result.non2xx > 0) throw new Error(`load on ${url}: ${result.errors} errors, ${result.non2xx} non-2xx`);
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, busy, server };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ...cpu };
 }
 
 /** CONNECTIONS concurrent loops of one statement for SECONDS, without HTTP around it: the database's limit. */
@@ -97,7 +138,7 @@ async function statementLoop(db: Database, statement: (i: number) => [string, un
   const latencies: number[] = [];
   const end = performance.now() + SECONDS * 1000;
   let i = 0;
-  const [, busy] = await busyDuring(() =>
+  const [, { busy }] = await busyDuring(() =>
     Promise.all(
       Array.from({ length: CONNECTIONS }, async () => {
         while (performance.now() < end) {
@@ -208,8 +249,9 @@ async function postBreakdown(db: Database) {
   return { deriveUs, qrUs, totalUs };
 }
 
+const percent = (share: number | undefined) => (share === undefined ? '–' : `${Math.round(100 * share)} %`);
 const fmt = (f: Figures) =>
-  `${Math.round(f.rps).toLocaleString('en-US')} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${Math.round(100 * f.busy)} % | ${f.server === undefined ? '–' : `${Math.round(100 * f.server)} %`}`;
+  `${Math.round(f.rps).toLocaleString('en-US')} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${percent(f.busy)} | ${percent(f.server)} | ${percent(f.busiestThread)}`;
 
 const postgres = startPostgres(54340);
 try {
@@ -267,7 +309,7 @@ try {
     [
       `${CONNECTIONS} connections (autocannon), ${SECONDS} s each, against a real \`partner-api serve\` process (logging off); the raw loops run with ${CONNECTIONS} concurrent loops and no HTTP.`,
       '',
-      '| load | req/s | p50 ms | p99 ms | machine CPU busy | of it, the server |\n|---|---:|---:|---:|---:|---:|\n' + rows.join('\n'),
+      '| load | req/s | p50 ms | p99 ms | machine CPU busy | of it, the server | busiest server thread, of one core |\n|---|---:|---:|---:|---:|---:|---:|\n' + rows.join('\n'),
       '',
       '| database | GET / lower read limit (target ≥ 0.80) | POST / raw insert (target ≥ 25 %) | POST p99 ms (target < 25) |\n|---|---:|---:|---:|\n' + ratios.join('\n'),
       '',
