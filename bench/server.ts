@@ -25,16 +25,10 @@ import { orderRequest } from '../test/fixtures/orders.js';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
-interface Figures {
+interface Figures extends CpuDuring {
   rps: number;
   p50: number;
   p99: number;
-  /** Share of the machine's CPU (all cores, all processes) busy during the run: what limits a run below its target. */
-  busy: number;
-  /** Of the machine's CPU, the share the server's threads took (the rest: the load generator, the database). */
-  server?: number;
-  /** The server's busiest thread, as a share of one core. */
-  busiestThread?: number;
 }
 
 /** Busy and total CPU time of the whole machine so far (Linux /proc/stat: user, nice, system, idle, iowait, ...). */
@@ -96,9 +90,9 @@ function serverThreadsCpu(rootPid: number): Map<string, number> {
 const CORES = readFileSync('/proc/stat', 'utf8').split('\n').filter((line) => /^cpu\d+ /.test(line)).length;
 
 interface CpuDuring {
-  /** Share of the machine's CPU busy. */
+  /** Share of the machine's CPU (all cores, all processes) busy during the run: what limits a run below its target. */
   busy: number;
-  /** Of the machine's CPU, the share the server's threads took. */
+  /** Of the machine's CPU, the share the server's threads took (the rest: the load generator, the database). */
   server?: number;
   /** The busiest server thread, as a share of one core: near 1, that thread is what limits the run. */
   busiestThread?: number;
