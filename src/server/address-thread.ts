@@ -1,7 +1,7 @@
-// Deposit addresses and their QR codes are made off the request thread. One costs about 360 µs of
-// CPU (derivation 60, the QR code's mask selection and PNG 300), more than half of a create; on a
-// thread of its own it runs beside the HTTP and database work, so creates use a second core
-// (bench:server has the figures). The address pool (address-pool.ts) asks it ahead of the creates.
+// Deposit addresses and their QR codes are made off the request thread. One costs about 120 µs of
+// CPU (derivation about 45, the QR code and its PNG about 75), as much as the request thread spends on
+// a create; on a thread of its own it runs beside the HTTP and database work, so creates use a second
+// core (bench:server has the figures). The address pool (address-pool.ts) asks it ahead of the creates.
 import { Worker } from 'node:worker_threads';
 import type { Network } from './addresses.js';
 
