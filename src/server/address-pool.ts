@@ -64,7 +64,7 @@ export class AddressPool {
     this.deliver(address, 'first');
   }
 
-  /** Stops the address thread; a fill under way fails its waiting creates, and none starts after. */
+  /** Stops the address thread once it has answered the fill under way; no fill starts after. */
   close(): Promise<void> {
     this.closed = true;
     return this.thread.close();
@@ -93,6 +93,8 @@ export class AddressPool {
       if (this.closed) throw new Error('the address pool is closed');
       const count = 2 * BLOCK - pool.ready.length + pool.waiters.length;
       const rows = await this.db.query<{ index: bigint }>(`SELECT nextval('${SEQUENCE[network]}') AS index FROM generate_series(1, $1::int)`, [count]);
+      // Closed while the indexes were reserved: no thread may start after close().
+      if (this.closed) throw new Error('the address pool is closed');
       const indexes = rows.map((row) => Number(row.index));
       const chunks = Array.from({ length: Math.ceil(indexes.length / CHUNK) }, (_, i) => indexes.slice(i * CHUNK, (i + 1) * CHUNK));
       await Promise.all(

@@ -12,6 +12,8 @@ export interface IssuedAddress {
 
 /** What the thread is asked: the addresses of a batch of indexes. */
 export type AddressRequest = [id: number, indexes: [network: Network, index: number][]];
+/** The last message the thread reads: it lets go of its port and ends when its turn is over. */
+export const STOP = 'stop';
 /** What it answers for each: the address and its QR code, or why the index has none. */
 export type AddressReply = [id: number, issued: (IssuedAddress | string)[]];
 
@@ -61,9 +63,19 @@ export class AddressThread {
     return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
   }
 
+  /**
+   * Stops the thread once it has answered everything it was asked (the stop is queued behind it). It
+   * is never terminated: a thread stopped inside node:zlib's deflateSync aborts the whole process
+   * (Node 20 and 24, `Assertion failed: init_done_ && "close before init"`).
+   */
   async close(): Promise<void> {
     const thread = this.thread;
     this.thread = undefined;
-    await thread?.worker.terminate();
+    if (!thread) return;
+    // Gone either way: ended after its work, or died on it (that error went to 'error' above).
+    const exited = new Promise((resolve) => thread.worker.once('exit', resolve));
+    thread.worker.ref(); // the process waits for it
+    thread.worker.postMessage(STOP);
+    await exited;
   }
 }

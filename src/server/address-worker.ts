@@ -1,7 +1,7 @@
 // The address thread (see address-thread.ts): derives deposit addresses and draws their QR codes.
 import { parentPort, workerData } from 'node:worker_threads';
 import { createAddressDeriver, type Network } from './addresses.js';
-import type { AddressReply, AddressRequest, IssuedAddress } from './address-thread.js';
+import { STOP, type AddressReply, type AddressRequest, type IssuedAddress } from './address-thread.js';
 import { addressQr } from './qr.js';
 
 const xpubs = workerData as Record<Network, string>;
@@ -19,7 +19,9 @@ function issue(network: Network, index: number): IssuedAddress | string {
   }
 }
 
-parentPort!.on('message', ([id, indexes]: AddressRequest) => {
+parentPort!.on('message', (message: AddressRequest | typeof STOP) => {
+  if (message === STOP) return parentPort!.close();
+  const [id, indexes] = message;
   const reply: AddressReply = [id, indexes.map(([network, index]) => issue(network, index))];
   parentPort!.postMessage(reply);
 });

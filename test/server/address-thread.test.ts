@@ -1,5 +1,5 @@
 // The address thread: the addresses of the test wallets, QR codes that decode to them, an error for
-// an index that has none, and a new thread after one is gone.
+// an index that has none, a stop that lets it finish its work, and a new thread after one is gone.
 import { afterAll, describe, expect, it } from 'vitest';
 import { AddressThread, type IssuedAddress } from '../../src/server/address-thread.js';
 import { MAX_ADDRESS_INDEX } from '../../src/server/addresses.js';
@@ -25,12 +25,23 @@ describe('AddressThread', () => {
     expect((good as IssuedAddress).address).toBe(wallet.Tron.addresses[0]);
   });
 
-  it('fails what is waiting when the thread is stopped, and starts a new thread for the next request', async () => {
-    // A batch of about a second's work: the thread is still drawing it when it is stopped.
-    const waiting = thread.issue(Array.from({ length: 2000 }, (_, index) => ['Ethereum', index] as const));
+  it('answers everything it was asked before it stops, and starts a new thread for the next request', async () => {
+    // A batch of a good fraction of a second's work: the thread is drawing it when close() is called.
+    // Terminating it there could abort the whole process (a thread stopped inside deflateSync).
+    const indexes = Array.from({ length: 2000 }, (_, index) => ['Ethereum', index] as const);
+    const waiting = thread.issue(indexes);
     await thread.close();
-    await expect(waiting).rejects.toThrow(/exited/);
+    const issued = (await waiting) as IssuedAddress[];
+    expect(issued).toHaveLength(2000);
+    expect(issued.slice(0, 3).map((one) => one.address)).toEqual(wallet.Ethereum.addresses.slice(0, 3));
     const [again] = await thread.issue([['Ethereum', 1]]);
     expect((again as IssuedAddress).address).toBe(wallet.Ethereum.addresses[1]);
+  });
+
+  it('fails what is waiting when the thread dies, and starts a new thread for the next request', async () => {
+    // A message the thread cannot read throws on the thread, outside any catch: the thread dies.
+    await expect(thread.issue(null as never)).rejects.toThrow(/Cannot read|not iterable|null/);
+    const [again] = await thread.issue([['Tron', 2]]);
+    expect((again as IssuedAddress).address).toBe(wallet.Tron.addresses[2]);
   });
 });
