@@ -39,7 +39,8 @@ export class AddressThread {
     worker.on('message', ([id, issued]: AddressReply) => {
       thread.waiting.get(id)?.resolve(issued.map((one) => (typeof one === 'string' ? new RangeError(one) : one)));
       thread.waiting.delete(id);
-      if (thread.waiting.size === 0) worker.unref();
+      // Idle, it lets the process end; once close() has let go of it, it keeps the process until it exits.
+      if (thread.waiting.size === 0 && this.thread === thread) worker.unref();
     });
     // A thread that dies fails what it was asked; the next request starts a new one.
     const fail = (error: Error) => {
