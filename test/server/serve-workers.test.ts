@@ -51,7 +51,8 @@ describe('serve --workers', () => {
       // platform serves new connections while a worker is gone and after it is replaced.
       const client = createPartnerClient({
         baseUrl: platform.baseUrl,
-        ...platform.sandbox!,
+        apiKey: platform.sandbox!.apiKey,
+        apiSecret: platform.sandbox!.apiSecret,
         fetch: (request) => {
           request.headers.set('connection', 'close');
           return fetch(request);
