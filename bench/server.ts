@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { createPartnerClient, type CreatedDepositOrder } from '../src/client/index.js';
-import { createAddressDeriver } from '../src/server/addresses.js';
+import { createAddressDeriver } from '../src/server/addresses/derivation.js';
 import { publishResults, SANDBOX_XPUBS, startPostgres, testableConfig } from './support.js';
 import { openPglite, openPostgres, type Database } from '../src/server/db/database.js';
 import { migrate } from '../src/server/db/migrate.js';
-import { Orders, READ_ORDER_SQL } from '../src/server/orders.js';
-import { addressQr } from '../src/server/qr.js';
+import { Orders, READ_ORDER_SQL } from '../src/server/orders/orders.js';
+import { addressQr } from '../src/server/addresses/qr.js';
 import { startProcess } from '../test/support/processes.js';
 import { startPartnerApi } from '../test/support/partner-api.js';
 import { freshDatabase } from '../test/support/platform.js';
@@ -221,7 +221,7 @@ async function bareFastify(order: object): Promise<Figures> {
 
 /**
  * Where the time of one create goes, in-process: µs per order. The address and its QR code are made
- * ahead on the address thread (address-pool.ts), so a create alone waits for neither; they are timed
+ * ahead on the address thread (src/server/addresses/pool.ts), so a create alone waits for neither; they are timed
  * apart, on this thread, to show what the thread does per order.
  */
 async function postBreakdown(db: Database) {

@@ -7,12 +7,12 @@ import { parseArgs } from 'node:util';
 import { COMMANDS, type Command, type Flags } from './cli/commands.js';
 import { RefusedError, UsageError } from './cli/errors.js';
 import { ConfigError, configFrom, SETTING_NAMES, settingEnv } from './config.js';
-import { contract } from './contract.js';
-import { DataDirectoryBusyError } from './data-directory.js';
+import { contract } from './http/openapi-document.js';
+import { DataDirectoryBusyError } from './db/data-directory.js';
 import { MasterKeyMismatchError } from './platform.js';
 import { RescanError } from './chain/rescan.js';
 import { ScannerStartError } from './chain/scanner.js';
-import { InvalidExtendedKeyError } from './addresses.js';
+import { InvalidExtendedKeyError } from './addresses/derivation.js';
 
 const EXIT = { ok: 0, refused: 1, usage: 64, unavailable: 69, software: 70, config: 78 } as const;
 

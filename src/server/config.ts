@@ -1,9 +1,9 @@
 // The platform's configuration from flags and environment (flags win), checked at start: a bad
 // value stops the start with a message that names the setting.
 import { parseArgs } from 'node:util';
-import { createAddressDeriver, tronAddressToId, type Network } from './addresses.js';
+import { createAddressDeriver, tronAddressToId, type Network } from './addresses/derivation.js';
 import { isLoopbackHost } from './callbacks/destinations.js';
-import type { Mode } from './secrets.js';
+import type { Mode } from './merchants/secrets.js';
 
 /** The public "abandon … about" test wallet (vectors/hd-addresses.json): sandbox only, never for real funds. */
 export const SANDBOX_XPUBS: Record<Network, string> = {

@@ -2,16 +2,16 @@
 // its services and its HTTP app. The one place that wires the parts together.
 import { join } from 'node:path';
 import type { Config } from './config.js';
-import { lockDataDirectory, restrictToOwner } from './data-directory.js';
+import { lockDataDirectory, restrictToOwner } from './db/data-directory.js';
 import { openPglite, openPostgres, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { buildApp, type App } from './http/app.js';
-import { Merchants } from './merchants.js';
-import { Orders } from './orders.js';
-import { SecretKeeper, sandboxMasterKey } from './secrets.js';
-import type { Clock } from './time.js';
-import { Withdrawals } from './withdrawals.js';
-import { startWorkers, type Workers } from './workers.js';
+import { Merchants } from './merchants/merchants.js';
+import { Orders } from './orders/orders.js';
+import { SecretKeeper, sandboxMasterKey } from './merchants/secrets.js';
+import type { Clock } from './shared/time.js';
+import { Withdrawals } from './withdrawals/withdrawals.js';
+import { startWorkers, type Workers } from './process/jobs.js';
 
 export interface Platform {
   config: Config;

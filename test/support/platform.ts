@@ -10,8 +10,8 @@ import { signRequest } from '../../src/signing/index.js';
 import { loadConfig, type Config } from '../../src/server/config.js';
 import { openPglite, openPostgres, type Database } from '../../src/server/db/database.js';
 import { openPlatform, type Platform } from '../../src/server/platform.js';
-import type { MerchantCredentials } from '../../src/server/secrets.js';
-import type { Clock } from '../../src/server/time.js';
+import type { MerchantCredentials } from '../../src/server/merchants/secrets.js';
+import type { Clock } from '../../src/server/shared/time.js';
 import { contractCheckingFetch, contractViolations } from './contract.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';

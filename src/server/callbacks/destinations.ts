@@ -3,7 +3,7 @@
 // that resolves, or later re-resolves, to an internal address is refused too).
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
-import type { Mode } from '../secrets.js';
+import type { Mode } from '../merchants/secrets.js';
 
 /** IPv4 ranges that are not the public internet (RFC 6890 and its updates). */
 const NON_PUBLIC_V4 = new BlockList();

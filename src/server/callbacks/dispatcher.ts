@@ -8,9 +8,9 @@ import { request as httpsRequest } from 'node:https';
 import type { Config } from '../config.js';
 import { callbackPolicy, callbackUrlProblem, publicOnlyLookup, type CallbackPolicy } from './destinations.js';
 import type { Database } from '../db/database.js';
-import type { Mode, SecretKeeper } from '../secrets.js';
+import type { Mode, SecretKeeper } from '../merchants/secrets.js';
 import { createCallbackSigner } from '../../signing/index.js';
-import type { Clock } from '../time.js';
+import type { Clock } from '../shared/time.js';
 
 export interface OutboxRow {
   id: bigint;

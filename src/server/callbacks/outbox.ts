@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DepositOrderCallback } from '../../../generated/schema.js';
 import type { Sql } from '../db/database.js';
-import { platformDateTime } from '../time.js';
+import { platformDateTime } from '../shared/time.js';
 
 export interface CallbackEvent {
   merchantId: string;

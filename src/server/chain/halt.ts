@@ -1,7 +1,7 @@
 // A network's crediting halted after a reorg deeper than its confirmations (issue 9): what was
 // credited from the replaced blocks may no longer be on the chain, so nothing more is credited on
 // that network until an operator has looked and resumes it (`partner-api chain resume`).
-import type { Network } from '../addresses.js';
+import type { Network } from '../addresses/derivation.js';
 import type { Sql } from '../db/database.js';
 
 export interface HaltedNetwork {

@@ -1,12 +1,12 @@
 // The chain scanner (DESIGN §6): ERC-20 Transfer logs to watched deposit addresses, read over
 // JSON-RPC up to the confirmed head, credited in the same transaction that advances the network's
 // cursor. One implementation for Ethereum and Tron; only the address forms differ.
-import { toChecksumAddress, toTronAddress, tronAddressToId, type Network } from '../addresses.js';
+import { toChecksumAddress, toTronAddress, tronAddressToId, type Network } from '../addresses/derivation.js';
 import type { ChainConfig } from '../config.js';
 import type { Database } from '../db/database.js';
-import { creditTransfers, watchedAddresses, type Credit, type Transfer } from '../deposits.js';
-import type { Clock } from '../time.js';
-import { runRepeatedly } from '../loop.js';
+import { creditTransfers, watchedAddresses, type Credit, type Transfer } from '../orders/deposits.js';
+import type { Clock } from '../shared/time.js';
+import { runRepeatedly } from '../process/repeat.js';
 import { halt } from './halt.js';
 import { isLogLimitError, JsonRpcClient, suggestedRange, type RpcBlock, type RpcLog } from './rpc.js';
 

@@ -1,14 +1,14 @@
 // The operator's commands of `partner-api`, one entry each: its words, its own flags, an example and
 // what it runs. Adding a command or a flag is an edit here; parsing, help and errors are in ../cli.ts.
-import { isAddress } from '../addresses.js';
-import { CALLBACK_STATES, CallbackInFlightError, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/operator.js';
-import { chainResumeCommand, depositsRescanCommand } from '../chain/operator.js';
+import { isAddress } from '../addresses/derivation.js';
+import { CALLBACK_STATES, CallbackInFlightError, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/history.js';
+import { chainResumeCommand, depositsRescanCommand } from './chain-commands.js';
 import type { Config } from '../config.js';
-import { isUuid } from '../ids.js';
-import { parseDecimalUnits } from '../money.js';
+import { isUuid } from '../shared/uuid.js';
+import { parseDecimalUnits } from '../shared/money.js';
 import { openPlatform, type Platform } from '../platform.js';
-import { serve } from '../serve.js';
-import { DuplicateWithdrawalError, WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../withdrawals.js';
+import { serve } from '../process/serve.js';
+import { DuplicateWithdrawalError, WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../withdrawals/withdrawals.js';
 import { RefusedError, UsageError } from './errors.js';
 
 export type Flags = Record<string, string | boolean | undefined>;

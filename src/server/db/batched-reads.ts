@@ -3,7 +3,7 @@
 // instead of one per request; at rest a read is a query of its own, with no wait added. Nothing is
 // cached: every read reaches the database after it was asked for.
 import DataLoader from 'dataloader';
-import { isUuid } from '../ids.js';
+import { isUuid } from '../shared/uuid.js';
 import type { Sql } from './database.js';
 
 export interface OwnedRow {
@@ -22,7 +22,7 @@ const MAX_BATCH = 256;
 /**
  * DataLoader options that coalesce the calls of one turn of the event loop into one batch, uncached:
  * setImmediate runs after the event loop has read every request that was ready, so they all join.
- * Shared by the reads here and the creates of orders.ts.
+ * Shared by the reads here and the creates of orders/orders.ts.
  */
 export const ONE_TURN_BATCHES = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch) } as const;
 

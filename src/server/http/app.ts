@@ -2,12 +2,12 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { callbackPolicy } from '../callbacks/destinations.js';
 import type { Config } from '../config.js';
-import { createContractAjv } from '../contract.js';
+import { createContractAjv } from './openapi-document.js';
 import type { Database } from '../db/database.js';
-import type { Merchants } from '../merchants.js';
-import type { Orders } from '../orders.js';
-import type { Clock } from '../time.js';
-import type { Withdrawals } from '../withdrawals.js';
+import type { Merchants } from '../merchants/merchants.js';
+import type { Orders } from '../orders/orders.js';
+import type { Clock } from '../shared/time.js';
+import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { createAuthenticator } from './authentication.js';
 import { createMetrics, operationsRoutes, type Metrics } from './operations-routes.js';
 import { partnerRoutes } from './partner-routes.js';

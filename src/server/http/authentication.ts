@@ -3,8 +3,8 @@
 // constant time (src/signing: node:crypto timingSafeEqual, or WebCrypto verify).
 import type { FastifyRequest } from 'fastify';
 import { createRequestSigner, type RequestSigner } from '../../signing/index.js';
-import type { Merchant, Merchants } from '../merchants.js';
-import type { Clock } from '../time.js';
+import type { Merchant, Merchants } from '../merchants/merchants.js';
+import type { Clock } from '../shared/time.js';
 import { ProblemError } from './problems.js';
 
 interface CachedMerchant {

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { haltedNetworks } from '../chain/halt.js';
-import { contractText } from '../contract.js';
+import { contractText } from './openapi-document.js';
 import type { Database } from '../db/database.js';
 import { ProblemError } from './problems.js';
 import { staticAsset } from './static-asset.js';

@@ -2,11 +2,11 @@
 // read raw body → verify signature → rate limit → parse → validate (contract) → handler → store → send.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
-import { componentSchema, uuidPathParams } from '../contract.js';
-import type { Merchant } from '../merchants.js';
-import type { Orders } from '../orders.js';
+import { componentSchema, uuidPathParams } from './openapi-document.js';
+import type { Merchant } from '../merchants/merchants.js';
+import type { Orders } from '../orders/orders.js';
 import { callbackUrlProblem, type CallbackPolicy } from '../callbacks/destinations.js';
-import type { Withdrawals } from '../withdrawals.js';
+import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import type { Metrics } from './operations-routes.js';
 import type { Authenticator } from './authentication.js';
 import { ProblemError } from './problems.js';

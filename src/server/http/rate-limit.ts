@@ -1,6 +1,6 @@
 // Per-API-key quotas in fixed windows, announced with the IETF RateLimit header fields on every
 // response. Kept in memory: each instance enforces its own quota (documented in the README).
-import type { Clock } from '../time.js';
+import type { Clock } from '../shared/time.js';
 
 export interface RateLimitState {
   allowed: boolean;

@@ -3,14 +3,14 @@
 import type { FastifyInstance } from 'fastify';
 import { createHash } from 'node:crypto';
 import type { SandboxDepositRequest, SandboxWithdrawalRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
-import { isAddress } from '../addresses.js';
-import { componentSchema, uuidPathParams } from '../contract.js';
-import { parseDecimalUnits } from '../money.js';
+import { isAddress } from '../addresses/derivation.js';
+import { componentSchema, uuidPathParams } from './openapi-document.js';
+import { parseDecimalUnits } from '../shared/money.js';
 import type { Database } from '../db/database.js';
-import { creditTransfers } from '../deposits.js';
-import { READ_ORDER_SQL, toDepositOrder, type OrderRow } from '../orders.js';
-import type { Clock } from '../time.js';
-import { DuplicateWithdrawalError, type Withdrawals } from '../withdrawals.js';
+import { creditTransfers } from '../orders/deposits.js';
+import { READ_ORDER_SQL, toDepositOrder, type OrderRow } from '../orders/orders.js';
+import type { Clock } from '../shared/time.js';
+import { DuplicateWithdrawalError, type Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './partner-routes.js';
 import { ProblemError } from './problems.js';
 

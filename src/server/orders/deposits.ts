@@ -1,0 +1,150 @@
+// Crediting deposits and the order lifecycle (DESIGN §5). One path for chain transfers and the
+// sandbox helper: each transfer is credited exactly once (unique network + tx hash + order + the
+// transfer's ordinal in its transaction, which survives a re-mining),
+// receivedAmount is the exact integer sum, and every credit or expiry writes its callback to the
+// outbox in the same transaction.
+import type { Network } from '../addresses/derivation.js';
+import { enqueueCallback } from '../callbacks/outbox.js';
+import type { Database, Sql } from '../db/database.js';
+import { toJsonInteger } from '../shared/money.js';
+import { ORDER_COLUMNS, toDepositOrder, type OrderRow } from './orders.js';
+
+export interface Transfer {
+  network: Network;
+  /** As the network writes it: 0x-hex on Ethereum, bare hex on Tron. */
+  txHash: string;
+  logIndex: number;
+  /** The n-th (from 0) transfer of this transaction to this address, in log order: unlike the log
+   * index, it stays the same when the transaction is re-mined elsewhere after a reorg. */
+  ordinal?: number;
+  blockNumber: bigint;
+  blockHash?: string;
+  /** Its block's time (the callback's occurredAt); the sandbox's transfers happen at the wall clock. */
+  blockTime?: Date;
+  /** The deposit address in the platform's form (EIP-55 or Tron base58). */
+  to: string;
+  amount: bigint;
+  source: 'chain' | 'sandbox';
+}
+
+export interface Credit {
+  orderUuid: string;
+  amount: bigint;
+  status: OrderRow['status'];
+  receivedAmount: bigint;
+}
+
+/** A transfer to a watched order that is not credited, and why (the operator must look at it). */
+export interface Refusal {
+  transfer: Transfer;
+  reason: string;
+}
+
+export interface CreditTimes {
+  /** Wall-clock time: when the callbacks are due. */
+  now: Date;
+  /** The time the transfers happened (their block's), against which the watch window is judged. */
+  at: Date;
+  watchWindowSeconds: number;
+  /** Credits an order whatever its watch window (an operator's rescan of one order). */
+  anyTime?: boolean;
+}
+
+/** The largest amount or total that a JSON number carries exactly. */
+const MAX_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
+
+type OwnedOrderRow = OrderRow & { merchant_id: string };
+
+/**
+ * Credits the transfers to the orders whose addresses they paid (orders inside their watch window at
+ * the transfers' time); a transfer credited before, or paying no watched order, is skipped. Run inside
+ * the caller's transaction so that the credits commit together with whatever else it writes (the scan
+ * cursor). A transfer that would take an order's total past what a JSON number carries exactly is
+ * refused, not thrown: one such transfer must not stop a network's scanner.
+ */
+export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], times: CreditTimes): Promise<{ credits: Credit[]; refusals: Refusal[] }> {
+  const credits: Credit[] = [];
+  const refusals: Refusal[] = [];
+  const { now } = times;
+  for (const transfer of transfers) {
+    if (transfer.amount <= 0n) continue;
+    const [order] = await tx.query<{ uuid: string; received_amount: bigint }>(
+      'SELECT uuid, received_amount FROM deposit_orders WHERE blockchain = $1 AND address = $2 AND expired_at > $3',
+      [transfer.network, transfer.to, times.anyTime ? new Date(0) : watchedSince(times.at, times.watchWindowSeconds)],
+    );
+    if (!order) continue;
+    if (order.received_amount + transfer.amount > MAX_AMOUNT) {
+      refusals.push({ transfer, reason: `the order's total would pass ${MAX_AMOUNT} smallest units` });
+      continue;
+    }
+    const [inserted] = await tx.query(
+      `INSERT INTO deposits (network, tx_hash, log_index, transfer_ordinal, block_number, block_hash, order_uuid, amount, source)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (network, tx_hash, order_uuid, transfer_ordinal) DO NOTHING RETURNING id`,
+      [transfer.network, transfer.txHash, transfer.logIndex, transfer.ordinal ?? 0, transfer.blockNumber, transfer.blockHash ?? null, order.uuid, transfer.amount, transfer.source],
+    );
+    if (!inserted) continue;
+    // NEW or EXPIRED becomes DONE once the confirmed total reaches minAmount: a late payment is honoured.
+    const [row] = await tx.query<OwnedOrderRow>(
+      `UPDATE deposit_orders
+          SET received_amount = received_amount + $2,
+              status = CASE WHEN received_amount + $2 >= min_amount THEN 'DONE' ELSE status END
+        WHERE uuid = $1
+        RETURNING merchant_id, ${ORDER_COLUMNS}`,
+      [order.uuid, transfer.amount],
+    );
+    await enqueueCallback(
+      tx,
+      {
+        merchantId: row!.merchant_id,
+        orderUuid: row!.uuid,
+        url: row!.callback_url,
+        occurredAt: transfer.blockTime ?? now,
+        payload: { event: 'order.deposit', amount: toJsonInteger(transfer.amount), txId: transfer.txHash, ...toDepositOrder(row!) },
+      },
+      now,
+    );
+    credits.push({ orderUuid: row!.uuid, amount: transfer.amount, status: row!.status, receivedAmount: row!.received_amount });
+  }
+  return { credits, refusals };
+}
+
+/**
+ * Moves orders past expiredAt without enough deposits to EXPIRED, each with its callback. An order of
+ * a scanned network expires only once its scanner has committed a block from expiredAt or later: a
+ * payment mined before expiredAt but not yet confirmed is credited first, never after an expiry. The
+ * orders of networks that are not scanned (the sandbox's) expire by the clock.
+ */
+export async function expireOrders(db: Database, now: Date, scannedNetworks: readonly Network[] = [], limit = 500): Promise<number> {
+  return db.transaction(async (tx) => {
+    const rows = await tx.query<OwnedOrderRow>(
+      `UPDATE deposit_orders SET status = 'EXPIRED'
+        WHERE uuid IN (SELECT o.uuid FROM deposit_orders o
+                         LEFT JOIN chain_cursors c ON c.network = o.blockchain
+                        WHERE o.status = 'NEW' AND o.expired_at <= $1
+                          AND (NOT o.blockchain = ANY($3::text[]) OR c.scanned_block_time >= o.expired_at)
+                        ORDER BY o.expired_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
+        RETURNING merchant_id, ${ORDER_COLUMNS}`,
+      [now, limit, scannedNetworks],
+    );
+    for (const row of rows) {
+      const payload = { event: 'order.expired' as const, ...toDepositOrder(row) };
+      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, occurredAt: new Date(payload.expiredAt), payload }, now);
+    }
+    return rows.length;
+  });
+}
+
+/** Addresses of a network's orders that are still watched (until expiredAt + the watch window). */
+export async function watchedAddresses(sql: Sql, network: Network, now: Date, watchWindowSeconds: number): Promise<string[]> {
+  const rows = await sql.query<{ address: string }>(
+    'SELECT address FROM deposit_orders WHERE blockchain = $1 AND expired_at > $2',
+    [network, watchedSince(now, watchWindowSeconds)],
+  );
+  return rows.map((r) => r.address);
+}
+
+/** Orders that expired after this moment are still watched. */
+function watchedSince(now: Date, watchWindowSeconds: number): Date {
+  return new Date(now.getTime() - watchWindowSeconds * 1000);
+}

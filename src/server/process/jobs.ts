@@ -1,0 +1,54 @@
+// The platform's background work: a scanner per network with an RPC URL, the callback dispatcher and
+// the expiry job. Started by `partner-api serve`, stopped before the database closes.
+import { CallbackDispatcher } from '../callbacks/dispatcher.js';
+import { ChainScanner } from '../chain/scanner.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { expireOrders } from '../orders/deposits.js';
+import { JobLeadership, type LeaderGauge } from './leadership.js';
+import { runRepeatedly } from './repeat.js';
+import type { ScannerGauges } from '../chain/scanner.js';
+import type { SecretKeeper } from '../merchants/secrets.js';
+import type { Clock } from '../shared/time.js';
+
+export interface Workers {
+  scanners: ChainScanner[];
+  dispatcher: CallbackDispatcher;
+  stop(): Promise<void>;
+}
+
+const EXPIRY_BATCH = 500;
+
+type Log = { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+
+/** Starts the workers; refuses (ScannerStartError) a network that cannot be scanned safely. */
+export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Log; gauges?: ScannerGauges; leaderGauge?: LeaderGauge }): Promise<Workers> {
+  const { config, db, now, log } = deps;
+  const scanners = (['Tron', 'Ethereum'] as const).flatMap((network) => {
+    const { chain, confirmations } = config.networks[network];
+    if (!chain) return [];
+    return [new ChainScanner({ network, chain, confirmations, watchWindowSeconds: config.watchWindowSeconds, db, now, ...(log ? { log } : {}), ...(deps.gauges ? { gauges: deps.gauges } : {}) })];
+  });
+  for (const scanner of scanners) await scanner.prepare();
+  const scannedNetworks = scanners.map((s) => s.network);
+  const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });
+  // Each scanner and the expiry job run in one instance at a time; the dispatcher runs in all (its claims are leased).
+  const leaderships = [...scanners.map((s) => new JobLeadership(db, `scan:${s.network}`, log, deps.leaderGauge)), new JobLeadership(db, 'expire-orders', log, deps.leaderGauge)];
+  const expiryLead = leaderships[scanners.length]!;
+  scanners.forEach((s, i) => s.start(() => leaderships[i]!.isLeader()));
+  dispatcher.start();
+  const expiry = runRepeatedly(
+    // A full batch: more are due. Orders of the scanned networks expire by their scanners' chain time.
+    async () => (await expiryLead.isLeader()) && (await expireOrders(db, new Date(now()), scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
+    config.expiryIntervalSeconds * 1000,
+    (error) => log?.warn({ err: error }, 'order expiry failed'),
+  );
+  return {
+    scanners,
+    dispatcher,
+    async stop() {
+      await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop()]);
+      await Promise.all(leaderships.map((l) => l.release()));
+    },
+  };
+}

@@ -1,0 +1,61 @@
+// One classification of callback destinations (issue 9, item 11): the same function judges a
+// callbackUrl when an order is created and every address a delivery would connect to.
+import { describe, expect, it } from 'vitest';
+import { callbackPolicy, callbackUrlProblem, isLoopbackHost, isNonPublicAddress, publicOnlyLookup } from '../../../src/server/callbacks/destinations.js';
+
+describe('non-public addresses', () => {
+  it.each([
+    // IPv4: private, shared, loopback, link-local, documentation, benchmarking, multicast, reserved
+    '127.0.0.1', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
+    '192.0.0.8', '192.0.2.1', '198.51.100.7', '203.0.113.9', '192.88.99.1', '198.18.0.1', '224.0.0.1', '255.255.255.255',
+    // IPv6 and the forms that embed IPv4
+    '::1', '::', '::7f00:1', '::127.0.0.1', '::a9fe:a9fe', 'fe80::1', 'fe80::1%eth0', 'fec0::1', 'fc00::1', 'fd12:3456::1', 'ff02::1',
+    '::ffff:10.0.0.1', '::ffff:a00:1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::127.0.0.1', '64:ff9b:1::8.8.8.8',
+    '2002:7f00:1::', '2002:a9fe:a9fe::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:db8::1', '3fff::1', '100::1',
+  ])('%s is not public', (ip) => expect(isNonPublicAddress(ip)).toBe(true));
+
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700::1111', '::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1', '2a00:1450:4001::200e'])(
+    '%s is public',
+    (ip) => expect(isNonPublicAddress(ip)).toBe(false),
+  );
+});
+
+describe('callback URLs', () => {
+  const live = callbackPolicy('live', false);
+  const publicSandbox = callbackPolicy('sandbox', false);
+  const loopbackSandbox = callbackPolicy('sandbox', true);
+
+  it('keep to https and public hosts in live mode', () => {
+    expect(callbackUrlProblem('https://merchant.example/cb', live)).toBeUndefined();
+    expect(callbackUrlProblem('http://merchant.example/cb', live)).toMatch(/https/);
+    for (const url of [
+      'https://[::ffff:10.0.0.1]/cb', 'https://[::7f00:1]/', 'https://[2002:7f00:1::]/', 'https://[64:ff9b::7f00:1]/', 'https://[2001::1]/',
+      'https://[fec0::1]/', 'https://192.0.2.1/', 'https://2130706433/', 'https://0x7f.1/', 'https://app.localhost/cb', 'https://localhost./cb', 'https://LOCALHOST../cb',
+    ]) {
+      expect(callbackUrlProblem(url, live), url).toMatch(/private/);
+    }
+  });
+
+  it('may be plain http in the sandbox, and local only when the sandbox listens on loopback', () => {
+    expect(callbackUrlProblem('http://127.0.0.1:9000/cb', loopbackSandbox)).toBeUndefined();
+    expect(callbackUrlProblem('http://127.0.0.1:9000/cb', publicSandbox)).toMatch(/private/);
+    expect(callbackUrlProblem('http://merchant.example/cb', publicSandbox)).toBeUndefined();
+    expect(callbackUrlProblem('https://u:p@merchant.example/cb', loopbackSandbox)).toMatch(/password/);
+    expect(callbackUrlProblem('ftp://merchant.example/cb', loopbackSandbox)).toMatch(/https/);
+  });
+
+  it('knows a loopback listening address', () => {
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', '[::1]', '0:0:0:0:0:0:0:1']) expect(isLoopbackHost(host), host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'api.example']) expect(isLoopbackHost(host), host).toBe(false);
+  });
+});
+
+describe('the delivery lookup', () => {
+  const resolve = (host: string, all = false) =>
+    new Promise<{ error: Error | null; address: unknown }>((done) => publicOnlyLookup(host, { all }, (error, address) => done({ error, address })));
+
+  it('refuses a name that resolves to a non-public address, in both callback forms', async () => {
+    expect((await resolve('localhost')).error?.message).toMatch(/not a public address/);
+    expect((await resolve('localhost', true)).error?.message).toMatch(/not a public address/);
+  });
+});

@@ -1,0 +1,346 @@
+// Deposits, the order lifecycle and signed callbacks, through the sandbox helper's crediting path and
+// the real dispatcher to a receiver on loopback.
+import { hostname } from 'node:os';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { verifyCallback, type DepositOrder, type DepositOrderCallback } from '../../../src/client/index.js';
+import { CallbackDispatcher, nextAttemptDelayMs } from '../../../src/server/callbacks/dispatcher.js';
+import { CallbackInFlightError, redeliverCallback } from '../../../src/server/callbacks/history.js';
+import { enqueueCallback } from '../../../src/server/callbacks/outbox.js';
+import { createContractAjv } from '../../../src/server/http/openapi-document.js';
+import { expireOrders } from '../../../src/server/orders/deposits.js';
+import { startReceiver, type Receiver } from '../../support/receiver.js';
+import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+import { orderRequest } from '../../fixtures/orders.js';
+
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+// Near real time: the standardwebhooks package checks timestamps against the real clock.
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+/** A time as the platform writes it (UTC, "YYYY-MM-DD HH:mm:ss"). */
+const timeOf = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+const validCallback = createContractAjv().compile({ $ref: 'contract.json#/components/schemas/DepositOrderCallback' });
+
+describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
+  let t: TestPlatform;
+  let receiver: Receiver;
+  let clock = T0;
+  let dispatcher: CallbackDispatcher;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    t = await startTestPlatform(kind, { now: () => clock, env: { CALLBACK_RETRY_SCHEDULE: '5,60', CALLBACK_TIMEOUT_SECONDS: '1' } });
+    dispatcher = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: () => clock });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+  });
+  afterEach(() => {
+    clock = T0;
+  });
+
+  async function createOrder(externalId: string, path = '/ok') {
+    const { data } = await t.client().POST('/partner/v1/platforms/orders', {
+      body: orderRequest(externalId, { callbackUrl: `${receiver.url}${path}/${externalId}` }),
+    });
+    return data!;
+  }
+
+  async function deposit(uuid: string, amount: number) {
+    const response = await t.signed('POST', `/sandbox/v1/orders/${uuid}/deposits`, { body: JSON.stringify({ amount }), headers: JSON_TYPE });
+    return { status: response.status, body: (await response.json()) as DepositOrder & { code?: string } };
+  }
+
+  async function drain() {
+    while ((await dispatcher.runOnce()) > 0);
+  }
+
+  it('credits exact sums, moves NEW → DONE at minAmount, and calls back once per deposit, signed', async () => {
+    const order = await createOrder('dep-1');
+    const steps = [
+      [400_000, 400_000, 'NEW'],
+      [600_001, 1_000_001, 'DONE'],
+      [1, 1_000_002, 'DONE'],
+    ] as const;
+    for (const [amount, received, status] of steps) {
+      const { status: code, body } = await deposit(order.uuid, amount);
+      expect(code).toBe(201);
+      expect(body).toMatchObject({ uuid: order.uuid, receivedAmount: received, status });
+    }
+    await drain();
+    const deliveries = await receiver.waitFor(3, (d) => d.path === '/ok/dep-1');
+    const { merchant } = t;
+    const events: DepositOrderCallback[] = [];
+    for (const delivery of deliveries) {
+      const event = await verifyCallback(delivery.body, delivery.headers as Record<string, string>, merchant.callbackSecret, { now: () => clock });
+      expect(new Webhook(merchant.callbackSecret).verify(delivery.body, delivery.headers as Record<string, string>)).toEqual(JSON.parse(delivery.body));
+      expect(validCallback(event), JSON.stringify(validCallback.errors)).toBe(true);
+      events.push(event);
+    }
+    expect(events.map((e) => [e.event, e.amount, e.receivedAmount, e.status])).toEqual([
+      ['order.deposit', 400_000, 400_000, 'NEW'],
+      ['order.deposit', 600_001, 1_000_001, 'DONE'],
+      ['order.deposit', 1, 1_000_002, 'DONE'],
+    ]);
+    expect(events.every((e) => /^[0-9a-f]{64}$/.test(e.txId!))).toBe(true); // Tron writes tx ids without 0x
+    expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(3);
+    const read = await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } });
+    expect(read.data).toMatchObject({ receivedAmount: 1_000_002, status: 'DONE' });
+  });
+
+  it('expires an unpaid order with a callback, honours a late payment, and stops at the watch window', async () => {
+    const order = await createOrder('exp-1');
+    await deposit(order.uuid, 999_999);
+    clock = T0 + 3600 * 1000 - 1000;
+    expect(await expireOrders(t.db, new Date(clock))).toBe(0);
+    clock = T0 + 3600 * 1000;
+    expect(await expireOrders(t.db, new Date(clock))).toBe(1);
+    expect(await expireOrders(t.db, new Date(clock))).toBe(0); // each order expires once
+    const late = await deposit(order.uuid, 1);
+    expect(late.body).toMatchObject({ status: 'DONE', receivedAmount: 1_000_000 });
+    clock = T0 + (3600 + 7 * 86_400 + 1) * 1000;
+    const outside = await deposit(order.uuid, 5);
+    expect(outside.status).toBe(409);
+    expect(outside.body.code).toBe('order_not_watched');
+    await drain();
+    const deliveries = await receiver.waitFor(3, (d) => d.path === '/ok/exp-1');
+    expect(deliveries.map((d) => [JSON.parse(d.body).event, JSON.parse(d.body).status])).toEqual([
+      ['order.deposit', 'NEW'],
+      ['order.expired', 'EXPIRED'],
+      ['order.deposit', 'DONE'],
+    ]);
+  });
+
+  it('answers 404 for another merchant\'s order and 422 for a non-positive amount, crediting nothing', async () => {
+    const order = await createOrder('dep-2');
+    const other = await t.createMerchant();
+    const foreign = await t.signed('POST', `/sandbox/v1/orders/${order.uuid}/deposits`, { body: '{"amount":5}', headers: JSON_TYPE, credentials: other });
+    expect(foreign.status).toBe(404);
+    for (const amount of [0, -1, 1.5, '5']) {
+      const response = await t.signed('POST', `/sandbox/v1/orders/${order.uuid}/deposits`, { body: JSON.stringify({ amount }), headers: JSON_TYPE });
+      expect(response.status).toBe(422);
+    }
+    expect(await t.count("deposits")).toBe(5);
+    // A total past 2^53 − 1 could not be written exactly: a 422, not a 500, and nothing changes.
+    expect((await deposit(order.uuid, Number.MAX_SAFE_INTEGER - 10)).status).toBe(201);
+    const over = await deposit(order.uuid, 11);
+    expect(over.status).toBe(422);
+    expect((await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } })).data!.receivedAmount).toBe(Number.MAX_SAFE_INTEGER - 10);
+  });
+
+  async function attempts(webhookPath: string) {
+    return t.db.query<{ state: string; attempts: number; next_attempt_at: Date; status_code: number | null; error: string | null }>(
+      `SELECT o.state, o.attempts, o.next_attempt_at, a.status_code, a.error FROM callback_outbox o
+         JOIN callback_attempts a ON a.outbox_id = o.id WHERE o.url LIKE $1 ORDER BY a.id`,
+      [`%${webhookPath}`],
+    );
+  }
+
+  it('retries a receiver that answers 500, with the first retry about 5 s later, then gives up at the end of the schedule', async () => {
+    const order = await createOrder('r500', '/status/500');
+    await deposit(order.uuid, 5);
+    await drain();
+    let rows = await attempts('/status/500/r500');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ state: 'pending', attempts: 1, status_code: 500, error: 'answered 500' });
+    const delay = rows[0]!.next_attempt_at.getTime() - clock;
+    expect(delay).toBeGreaterThanOrEqual(4500);
+    expect(delay).toBeLessThanOrEqual(5500);
+    await drain();
+    expect(await attempts('/status/500/r500')).toHaveLength(1); // not due yet
+    clock += 6_000;
+    await drain();
+    clock += 66_000;
+    await drain();
+    rows = await attempts('/status/500/r500');
+    expect(rows.map((r) => r.status_code)).toEqual([500, 500, 500]);
+    expect(rows.at(-1)!.state).toBe('failed');
+  });
+
+  it('stops at once when the receiver answers 410 Gone', async () => {
+    const order = await createOrder('r410', '/status/410');
+    await deposit(order.uuid, 5);
+    await drain();
+    clock += 3_600_000;
+    await drain();
+    const rows = await attempts('/status/410/r410');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ state: 'gone', status_code: 410 });
+  });
+
+  it('does not follow a redirect, and retries it', async () => {
+    const order = await createOrder('r302', '/redirect');
+    await deposit(order.uuid, 5);
+    await drain();
+    const rows = await attempts('/redirect/r302');
+    expect(rows[0]).toMatchObject({ state: 'pending', status_code: 302 });
+    expect(receiver.deliveries.filter((d) => d.path === '/ok')).toHaveLength(0);
+  });
+
+  it('records a receiver that does not answer within the timeout, and retries it', async () => {
+    const slow = await startReceiver({ slowMs: 3000 });
+    try {
+      const { data } = await t.client().POST('/partner/v1/platforms/orders', {
+        body: orderRequest('slow-1', { callbackUrl: `${slow.url}/slow` }),
+      });
+      await deposit(data!.uuid, 5);
+      const started = Date.now();
+      await drain();
+      expect(Date.now() - started).toBeLessThan(2500);
+      const [row] = await t.db.query<{ state: string; error: string; latency_ms: number }>(
+        "SELECT o.state, a.error, a.latency_ms FROM callback_outbox o JOIN callback_attempts a ON a.outbox_id = o.id WHERE o.url LIKE '%/slow'",
+      );
+      expect(row).toMatchObject({ state: 'pending', error: 'no answer within 1 s' });
+      expect(row!.latency_ms).toBeGreaterThanOrEqual(900);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it("numbers an order's events and delivers them in sequence order, a later one waiting while an earlier one is retried", async () => {
+    const order = await createOrder('seq-1', '/fail-first');
+    clock = T0 + 1000;
+    await deposit(order.uuid, 400_000);
+    clock = T0 + 2000;
+    await deposit(order.uuid, 700_000);
+    await drain(); // the first event is answered 500; the second must not overtake it
+    expect(receiver.deliveries.filter((d) => d.path === '/fail-first/seq-1')).toHaveLength(1);
+    clock += 6_000;
+    await drain();
+    const deliveries = await receiver.waitFor(3, (d) => d.path === '/fail-first/seq-1');
+    const events = deliveries.map((d) => JSON.parse(d.body) as DepositOrderCallback);
+    expect(events.map((e) => [e.sequence, e.receivedAmount])).toEqual([[1, 400_000], [1, 400_000], [2, 1_100_000]]);
+    expect(events.map((e) => e.occurredAt)).toEqual([timeOf(T0 + 1000), timeOf(T0 + 1000), timeOf(T0 + 2000)]);
+    for (const event of events) expect(validCallback(event), JSON.stringify(validCallback.errors)).toBe(true);
+  });
+
+  it('guards each record by its claim: a result that outlived its lease never overwrites the newer one', async () => {
+    const config = { ...t.platform.config.callbacks, timeoutSeconds: 10 };
+    const warnings: string[] = [];
+    const first = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => clock, log: { warn: (_o, msg) => warnings.push(msg) } });
+    const second = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => clock });
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    const order = await createOrder('stale-1', '/held-first');
+    await deposit(order.uuid, 5);
+    const late = first.runOnce(); // its delivery hangs at the receiver
+    await receiver.waitFor(1, (d) => d.path === '/held-first/stale-1');
+    const [{ webhook_id: webhookId }] = (await t.db.query<{ webhook_id: string }>("SELECT webhook_id FROM callback_outbox WHERE url LIKE '%/held-first/stale-1'")) as [{ webhook_id: string }];
+    await expect(redeliverCallback(t.db, webhookId, new Date(clock))).rejects.toThrow(CallbackInFlightError); // never beside an attempt under way
+    clock += 25_000; // past the lease (2 × 10 s + 1 s): the first dispatcher counts as dead
+    expect(await second.runOnce()).toBe(1);
+    receiver.release(); // the first attempt's late 500
+    expect(await late).toBe(1);
+    const rows = await attempts('/held-first/stale-1');
+    expect(rows.map((r) => r.status_code)).toEqual([200, 500]);
+    expect(rows[0]).toMatchObject({ state: 'delivered', attempts: 1 });
+    expect(warnings).toContain('callback attempt outlived its lease: recorded as history, the state left to the newer claim');
+    await drain();
+    expect(receiver.deliveries.filter((d) => d.path === '/held-first/stale-1')).toHaveLength(2); // not sent a third time
+    expect((await redeliverCallback(t.db, webhookId, new Date(clock)))?.state).toBe('pending'); // no attempt under way now
+  });
+
+  it('expires the orders of a scanned network by its chain time, the others by the clock', async () => {
+    const status = async (uuid: string) => (await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!.status;
+    const tron = await createOrder('chain-time-1');
+    const ethereum = (await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('chain-time-2', { blockchain: 'Ethereum', callbackUrl: `${receiver.url}/ok/chain-time-2` }) })).data!;
+    const expiry = new Date(tron.expiredAt.replace(' ', 'T') + 'Z');
+    clock = expiry.getTime() + 60_000;
+    await t.db.query('INSERT INTO chain_cursors (network, next_block, scanned_block_time) VALUES ($1, 1, $2)', ['Tron', new Date(expiry.getTime() - 1000)]);
+    try {
+      await expireOrders(t.db, new Date(clock), ['Tron']);
+      expect(await status(tron.uuid)).toBe('NEW'); // a payment mined before expiredAt may still be confirmed
+      expect(await status(ethereum.uuid)).toBe('EXPIRED'); // Ethereum is not scanned here: the clock
+      await t.db.query("UPDATE chain_cursors SET scanned_block_time = $1 WHERE network = 'Tron'", [expiry]);
+      await expireOrders(t.db, new Date(clock), ['Tron']);
+      expect(await status(tron.uuid)).toBe('EXPIRED');
+    } finally {
+      await t.db.query("DELETE FROM chain_cursors WHERE network = 'Tron'");
+    }
+    await drain();
+    const [expired] = await receiver.waitFor(1, (d) => d.path === '/ok/chain-time-1');
+    expect(JSON.parse(expired!.body)).toMatchObject({ event: 'order.expired', occurredAt: tron.expiredAt, sequence: 1 });
+  });
+
+  it('lets several dispatchers share the outbox: each event is delivered once', async () => {
+    const orders = await Promise.all(Array.from({ length: 12 }, (_, i) => createOrder(`share-${i}`, '/ok/share')));
+    for (const order of orders) await deposit(order.uuid, 3);
+    const others = Array.from({ length: 3 }, () => new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: () => clock, concurrency: 2 }));
+    await Promise.all(others.map(async (d) => { while ((await d.runOnce()) > 0); }));
+    const deliveries = await receiver.waitFor(12, (d) => d.path.startsWith('/ok/share'));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(receiver.deliveries.filter((d) => d.path.startsWith('/ok/share'))).toHaveLength(12);
+    expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(12);
+  });
+
+  it('keeps delivering to others while one receiver hangs (the running dispatcher refills free slots)', async () => {
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    const hanging = await startReceiver({ slowMs: 4000 });
+    const running = new CallbackDispatcher({
+      db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, timeoutSeconds: 10, dispatchIntervalMs: 50 }, mode: 'sandbox', now: () => clock, concurrency: 2,
+    });
+    try {
+      const { data: stuck } = await t.client().POST('/partner/v1/platforms/orders', {
+        body: orderRequest('hang-1', { callbackUrl: `${hanging.url}/slow` }),
+      });
+      await deposit(stuck!.uuid, 5);
+      const fast = [];
+      for (let i = 0; i < 8; i++) fast.push(await createOrder(`flow-${i}`, '/ok/flow'));
+      running.start();
+      await hanging.waitFor(1, () => true, 5000); // the hanging delivery holds one of the two slots
+      for (const order of fast) await deposit(order.uuid, 5);
+      const started = Date.now();
+      await receiver.waitFor(8, (d) => d.path.startsWith('/ok/flow'), 3000);
+      expect(Date.now() - started).toBeLessThan(3000); // well before the hanging receiver answers
+    } finally {
+      await running.stop();
+      await hanging.close();
+    }
+  });
+
+  it('never has more deliveries in flight than its concurrency', async () => {
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    const slow = await startReceiver({ slowMs: 150 });
+    const running = new CallbackDispatcher({
+      db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, dispatchIntervalMs: 20 }, mode: 'sandbox', now: () => clock, concurrency: 3,
+    });
+    try {
+      for (let i = 0; i < 12; i++) {
+        const { data } = await t.client().POST('/partner/v1/platforms/orders', {
+          body: orderRequest(`bound-${i}`, { callbackUrl: `${slow.url}/slow/${i}` }),
+        });
+        await deposit(data!.uuid, 5);
+      }
+      running.start();
+      await slow.waitFor(12, () => true, 10_000);
+      expect(slow.maxOpen()).toBe(3);
+    } finally {
+      await running.stop();
+      await slow.close();
+    }
+  });
+
+  it('refuses private and loopback receivers in live mode, after resolving the name', async () => {
+    const order = await createOrder('live-private');
+    const live = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, allowPrivate: false }, mode: 'live', now: () => clock });
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    await t.db.transaction((tx) =>
+      enqueueCallback(tx, { merchantId: t.merchant.merchantId, orderUuid: order.uuid, url: receiver.url.replace('http://127.0.0.1', `https://${hostname()}`) + '/ok/live-private', occurredAt: new Date(clock), payload: { event: 'order.expired', ...order, receivedAmount: 0 } }, new Date(clock)),
+    );
+    const before = receiver.deliveries.length;
+    await live.runOnce();
+    const [row] = await t.db.query<{ error: string }>("SELECT a.error FROM callback_attempts a JOIN callback_outbox o ON o.id = a.outbox_id WHERE o.url LIKE '%live-private'");
+    // The machine's own name passes the URL check and resolves to a loopback or private address.
+    expect(row!.error).toMatch(/resolves to \S+, which is not a public address/);
+    expect(receiver.deliveries.length).toBe(before);
+  });
+});
+
+describe('the retry schedule', () => {
+  it('adds ±10 % jitter to each delay and ends after the last', () => {
+    const schedule = [5, 300, 1800];
+    expect(nextAttemptDelayMs(1, schedule, () => 0)).toBe(4500);
+    expect(nextAttemptDelayMs(1, schedule, () => 1)).toBe(5500);
+    expect(nextAttemptDelayMs(2, schedule, () => 0.5)).toBe(300_000);
+    expect(nextAttemptDelayMs(4, schedule)).toBeUndefined();
+  });
+});

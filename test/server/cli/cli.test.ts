@@ -1,0 +1,335 @@
+// The partner-api command as an operator runs it: a real process, its output and exit codes.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPartnerClient } from '../../../src/client/index.js';
+import { signRequest } from '../../../src/signing/index.js';
+import { PARTNER_API_BIN as BIN, startPartnerApi, type Credentials } from '../../support/partner-api.js';
+import type { Started } from '../../support/processes.js';
+import { orderRequest } from '../../fixtures/orders.js';
+
+const run = promisify(execFile);
+const dataDirs: string[] = [];
+
+function freshDataDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'partner-cli-'));
+  dataDirs.push(dir);
+  return dir;
+}
+
+async function cli(args: string[], env: Record<string, string> = {}) {
+  try {
+    const { stdout, stderr } = await run('node', [BIN, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+afterAll(() => dataDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+describe('partner-api refuses a bad configuration at start', () => {
+  it.each([
+    [['serve', '--port', '99999'], /PORT must be a whole number from 0 to 65535/],
+    [['serve', '--mode', 'staging'], /--mode must be sandbox or live/],
+    [['serve', '--mode', 'live'], /SECRET_KEY is required in live mode/],
+    [['serve', '--tron-xpub', 'xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LETS7JY3xMYLp9fQpz1T3hNybGCC4bLgVS'], /extended private key/],
+    [['serve', '--rate-limit', 'lots'], /RATE_LIMIT must be "requests\/seconds"/],
+    [['serve', '--database-url', 'mysql://x'], /DATABASE_URL must be a postgres:\/\/ URL/],
+    [['serve', '--no-such-flag', '1'], /unknown flag --no-such-flag/],
+    [['merchants', 'create'], /--name is required/],
+    [['frobnicate'], /unknown command frobnicate/],
+  ])('%j', async (args, message) => {
+    const { code, stderr } = await cli(args, { DATA_DIR: freshDataDir() });
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(message);
+  });
+
+  it('refuses live mode with the public test wallet', async () => {
+    const { code, stderr } = await cli(['serve', '--mode', 'live'], {
+      DATA_DIR: freshDataDir(),
+      SECRET_KEY: Buffer.alloc(32, 1).toString('base64'),
+      TRON_XPUB: 'xpub6D1AabNHCupeiLM65ZR9UStMhJ1vCpyV4XbZdyhMZBiJXALQtmn9p42VTQckoHVn8WNqS7dqnJokZHAHcHGoaQgmv8D45oNUKx6DZMNZBCd',
+      ETHEREUM_XPUB: 'xpub6DCoCpSuQZB2jawqnGMEPS63ePKWkwWPH4TU45Q7LPXWuNd8TMtVxRrgjtEshuqpK3mdhaWHPFsBngh5GFZaM6si3yZdUsT8ddYM3PwnATt',
+    });
+    expect(code).toBe(78);
+    expect(stderr).toMatch(/public test wallet/);
+  });
+});
+
+describe('operator commands', () => {
+  it('creates a merchant and prints its credentials as JSON', async () => {
+    const { code, stdout } = await cli(['merchants', 'create', '--name', 'Shop', '--json'], { DATA_DIR: freshDataDir() });
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({
+      name: 'Shop',
+      merchantId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      apiKey: expect.stringMatching(/^pk_test_/),
+      apiSecret: expect.stringMatching(/^sk_test_/),
+      callbackSecret: expect.stringMatching(/^whsec_/),
+    });
+  });
+
+  it("rotates a merchant's secrets: the old API secret is refused, the new one works", async () => {
+    const env = { DATA_DIR: freshDataDir() };
+    const before = JSON.parse((await cli(['merchants', 'create', '--name', 'R', '--json'], env)).stdout) as Credentials & { merchantId: string };
+    const rotated = await cli(['merchants', 'rotate-secrets', '--api-key', before.apiKey, '--json'], env);
+    expect(rotated.code).toBe(0);
+    const after = JSON.parse(rotated.stdout) as Credentials & { merchantId: string };
+    expect(after).toMatchObject({ name: 'R', merchantId: before.merchantId, apiKey: before.apiKey, apiSecret: expect.stringMatching(/^sk_test_/) });
+    expect(after.apiSecret).not.toBe(before.apiSecret);
+    expect(after.callbackSecret).not.toBe(before.callbackSecret);
+    const unknown = await cli(['merchants', 'rotate-secrets', '--api-key', 'pk_test_nobody'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe('partner-api: no merchant has the API key pk_test_nobody\n');
+
+    const platform = await startPartnerApi({ ...env, LOG_LEVEL: 'silent' });
+    try {
+      const old = await platform.client(before).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-old') });
+      expect(old.response.status).toBe(401);
+      expect(old.error).toMatchObject({ code: 'invalid_signature' });
+      const fresh = await platform.client(after).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-new') });
+      expect(fresh.response.status).toBe(201);
+    } finally {
+      await platform.stop();
+    }
+  });
+
+  it('creates a withdrawal and moves its status once', async () => {
+    const env = { DATA_DIR: freshDataDir() };
+    const merchant = JSON.parse((await cli(['merchants', 'create', '--name', 'W', '--json'], env)).stdout) as { apiKey: string };
+    const created = await cli(
+      ['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'wd-9', '--amount', '0.1', '--blockchain', 'Ethereum',
+        '--destination-address', '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0', '--json'],
+      env,
+    );
+    expect(created.code).toBe(0);
+    const withdrawal = JSON.parse(created.stdout) as { uuid: string; amount: number; status: string };
+    expect(withdrawal).toMatchObject({ amount: 0.1, status: 'PENDING' });
+    const done = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'DONE', '--json'], env);
+    expect(JSON.parse(done.stdout)).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
+    const refused = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'FAILED'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/is final/);
+    const badAmount = await cli(['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'x', '--amount', '1.0000001', '--blockchain', 'Tron', '--destination-address', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK'], env);
+    expect(badAmount.stderr).toMatch(/at most 6 decimals/);
+    const duplicate = await cli(
+      ['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'wd-9', '--amount', '2', '--blockchain', 'Tron', '--destination-address', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK'],
+      env,
+    );
+    expect(duplicate.code).toBe(1);
+    expect(duplicate.stderr).toBe('partner-api: merchant W already has a withdrawal with external id wd-9\n');
+  });
+});
+
+describe('partner-api as shipped software: help, version, usage errors, one line per failure', () => {
+  const COMMANDS: [string[], string[]][] = [
+    [['serve'], ['--port', 'PORT', '--data-dir', 'DATABASE_URL']],
+    [['merchants', 'create'], ['--name NAME']],
+    [['merchants', 'rotate-secrets'], ['--api-key KEY']],
+    [['withdrawals', 'create'], ['--api-key KEY', '--external-id ID', '--amount AMOUNT', '--blockchain Tron|Ethereum', '--destination-address ADDR']],
+    [['withdrawals', 'set-status'], ['--uuid UUID', '--status PENDING|DONE|FAILED']],
+    [['callbacks', 'list'], ['--order UUID', '--state', '--limit N']],
+    [['callbacks', 'redeliver'], ['--webhook-id ID']],
+    [['deposits', 'rescan'], ['--order UUID', '--from-block N']],
+    [['chain', 'resume'], ['--network tron|ethereum', '--from-block N']],
+  ];
+  const env = () => ({ DATA_DIR: freshDataDir() });
+
+  it.each([[['--help']], [['-h']], [['help']]])('%j prints every command, exit 0', async (args) => {
+    const { code, stdout, stderr } = await cli(args, env());
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
+    for (const [words] of COMMANDS) expect(stdout).toContain(words.join(' '));
+    expect(stdout).toMatch(/exit codes: 0 done, 1 nothing found or refused, 64 usage error/);
+  });
+
+  for (const [words, flags] of COMMANDS) {
+    it.each([[[...words, '--help']], [[...words, '-h']], [['help', ...words]]])(`%j lists its own flags and an example, exit 0`, async (args) => {
+      const { code, stdout, stderr } = await cli(args, env());
+      expect(code).toBe(0);
+      expect(stderr).toBe('');
+      expect(stdout).toContain(`partner-api ${words.join(' ')}:`);
+      for (const flag of flags) expect(stdout).toContain(flag);
+      expect(stdout).toMatch(new RegExp(`example:\\n  partner-api ${words.join(' ')} `));
+    });
+
+    it(`${words.join(' ')} --version prints the versions, exit 0`, async () => {
+      const { code, stdout } = await cli([...words, '--version'], env());
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^partner-api \d+\.\d+\.\d+ \(contract \d+\.\d+\.\d+\)\n$/);
+    });
+
+    it(`${words.join(' ')} names an unknown flag as typed, in one line, exit 64`, async () => {
+      const { code, stdout, stderr } = await cli([...words, '--nmae=x'], env());
+      expect(code).toBe(64);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(`partner-api: unknown flag --nmae (see partner-api ${words.join(' ')} --help)\n`);
+    });
+  }
+
+  it('--version at the top, and the group help of merchants', async () => {
+    const version = await cli(['--version'], env());
+    expect(version.code).toBe(0);
+    expect(version.stdout).toBe(`partner-api ${JSON.parse(readFileSync('package.json', 'utf8')).version} (contract ${JSON.parse(readFileSync('generated/openapi.json', 'utf8')).info.version})\n`);
+    const group = await cli(['merchants', '--help'], env());
+    expect(group.code).toBe(0);
+    expect(group.stdout).toContain('merchants create');
+    expect(group.stdout).toContain('merchants rotate-secrets');
+  });
+
+  it.each([
+    [['merchants', 'create', '--name'], 'partner-api: --name needs a value (see partner-api merchants create --help)'],
+    [['merchants', 'create', 'shop'], 'partner-api: unexpected argument shop (see partner-api merchants create --help)'],
+    [['merchants', 'create', '-x'], 'partner-api: unknown flag -x (see partner-api merchants create --help)'],
+    [['merchants'], 'partner-api: merchants needs one of: create, rotate-secrets (see partner-api merchants --help)'],
+    [['withdrawals', 'set-status', '--uuid', 'nope', '--status', 'DONE'], 'partner-api: --uuid must be a withdrawal uuid (see partner-api withdrawals set-status --help)'],
+    [[], 'partner-api: a command is required (see partner-api --help)'],
+  ])('usage error %j: one line, exit 64', async (args, line) => {
+    const { code, stderr } = await cli(args, env());
+    expect(code).toBe(64);
+    expect(stderr).toBe(`${line}\n`);
+  });
+
+  it.each([
+    [['withdrawals', 'set-status', '--uuid', '6f1c0000-0000-4000-8000-000000000000', '--status', 'DONE'], 'partner-api: no withdrawal 6f1c0000-0000-4000-8000-000000000000'],
+    [['callbacks', 'redeliver', '--webhook-id', 'msg_none'], 'partner-api: no callback msg_none'],
+    [['deposits', 'rescan', '--order', '6f1c0000-0000-4000-8000-000000000000'], 'partner-api: no order 6f1c0000-0000-4000-8000-000000000000'],
+    [['merchants', 'rotate-secrets', '--api-key', 'pk_none'], 'partner-api: no merchant has the API key pk_none'],
+  ])('nothing found %j: one line, exit 1', async (args, line) => {
+    const { code, stdout, stderr } = await cli(args, env());
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(`${line}\n`);
+  });
+
+  it('a database it cannot reach, a bad setting: one line, no stack, SQL or driver text', async () => {
+    const unreachable = await cli(['merchants', 'create', '--name', 'X'], { ...env(), DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' });
+    expect(unreachable.code).toBe(69);
+    expect(unreachable.stderr).toBe('partner-api: cannot reach the database (ECONNREFUSED): check DATABASE_URL and that the server is up\n');
+    const badSetting = await cli(['callbacks', 'list', '--rate-limit', 'lots'], env());
+    expect(badSetting.code).toBe(78);
+    expect(badSetting.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+    for (const output of [unreachable.stderr, badSetting.stderr]) {
+      expect(output).not.toMatch(/^\s+at /m);
+      expect(output).not.toMatch(/SELECT|INSERT|UPDATE|SQLSTATE [0-9A-Z]{5}|duplicate key|violates/i);
+    }
+  });
+});
+
+describe('partner-api serve', () => {
+  let server: Started;
+  let dataDir: string;
+  let baseUrl: string;
+  let credentials: { apiKey: string; apiSecret: string; callbackSecret: string };
+  let orderUuid: string;
+
+  beforeAll(async () => {
+    dataDir = freshDataDir();
+    const platform = await startPartnerApi({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+    server = platform.process;
+    baseUrl = platform.baseUrl;
+    credentials = platform.sandbox!;
+  });
+  afterAll(() => server?.stop());
+
+  it('prints the docs URL and sandbox credentials that work with the typed client', async () => {
+    expect(server.output()).toContain(`docs:      ${baseUrl}/docs`);
+    const client = createPartnerClient({ baseUrl, ...credentials });
+    const { data, response } = await client.POST('/partner/v1/platforms/orders', {
+      body: orderRequest('serve-1'),
+    });
+    expect(response.status).toBe(201);
+    expect(data!.address).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
+    // A deposit whose callback cannot be delivered (no such host here): its attempts are recorded.
+    const body = '{"amount":1500000}';
+    const path = `/sandbox/v1/orders/${data!.uuid}/deposits`;
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signature = await signRequest({ secret: credentials.apiSecret, timestamp, method: 'POST', target: path, body });
+    const deposit = await fetch(baseUrl + path, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/json', 'X-Api-Key': credentials.apiKey, 'X-Timestamp': String(timestamp), 'X-Signature': signature },
+    });
+    expect(deposit.status).toBe(201);
+    orderUuid = data!.uuid;
+  });
+
+  it('serves health, readiness, metrics, the contract and the docs', async () => {
+    expect(await (await fetch(`${baseUrl}/healthz`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${baseUrl}/readyz`)).json()).toEqual({ status: 'ready', database: 'pglite' });
+    const metrics = await (await fetch(`${baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/partner_api_orders_created_total\{blockchain="Tron",outcome="created"\} 1/);
+    expect(metrics).toMatch(/partner_api_http_request_duration_seconds_count\{method="POST",route="\/partner\/v1\/platforms\/orders",status="201"\} 1/);
+    expect(await (await fetch(`${baseUrl}/openapi.json`)).text()).toBe(readFileSync('generated/openapi.json', 'utf8'));
+    const docs = await fetch(`${baseUrl}/docs`); // npm test builds the docs before the tests
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await docs.text()).toContain('Partner API');
+  });
+
+  it('refuses an operator command on its open embedded database, with a clear message', async () => {
+    const { code, stderr } = await cli(['merchants', 'create', '--name', 'X'], { DATA_DIR: dataDir });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/is open in process \d+/);
+  });
+
+  it('writes JSON logs without keys, secrets or signatures', async () => {
+    const logLines = server.output().split('\n').filter((line) => line.startsWith('{'));
+    expect(logLines.length).toBeGreaterThan(3);
+    for (const line of logLines) {
+      JSON.parse(line);
+      expect(line).not.toContain(credentials.apiSecret);
+      expect(line).not.toContain(credentials.callbackSecret);
+      expect(line).not.toContain(credentials.apiKey);
+      expect(line).not.toMatch(/[0-9a-f]{64}/);
+    }
+  });
+
+  it('finishes an in-flight request on SIGTERM, then exits cleanly and releases the database', async () => {
+    const body = JSON.stringify(orderRequest('in-flight', { blockchain: 'Ethereum' }));
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signature = await signRequest({ secret: credentials.apiSecret, timestamp, method: 'POST', target: '/partner/v1/platforms/orders', body });
+    const url = new URL(`${baseUrl}/partner/v1/platforms/orders`);
+    const responded = new Promise<number>((resolve, reject) => {
+      const req = httpRequest(url, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Api-Key': credentials.apiKey, 'X-Timestamp': timestamp, 'X-Signature': signature },
+      }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, 20)); // the request is in flight, its body half sent
+      setTimeout(() => {
+        server.process.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(20)), 500);
+      }, 200);
+    });
+    const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
+    expect(await responded).toBe(201);
+    expect(await exited).toBe(0);
+    const reopened = await cli(['merchants', 'create', '--name', 'after', '--json'], { DATA_DIR: dataDir });
+    expect(reopened.code).toBe(0);
+  });
+
+  it('lists the callback with its attempts after the server stopped, and queues it again', async () => {
+    const listed = await cli(['callbacks', 'list', '--order', orderUuid, '--json'], { DATA_DIR: dataDir });
+    expect(listed.code).toBe(0);
+    const [event] = JSON.parse(listed.stdout) as { webhookId: string; event: string; state: string; attempts: { statusCode: number | null; error: string | null; latencyMs: number }[] }[];
+    expect(event).toMatchObject({ event: 'order.deposit', state: 'pending' });
+    expect(event!.attempts.length).toBeGreaterThanOrEqual(1);
+    expect(event!.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/merchant\.example/) });
+    const text = await cli(['callbacks', 'list', '--state', 'pending'], { DATA_DIR: dataDir });
+    expect(text.stdout).toContain(event!.webhookId);
+    const again = await cli(['callbacks', 'redeliver', '--webhook-id', event!.webhookId, '--json'], { DATA_DIR: dataDir });
+    expect(JSON.parse(again.stdout)).toMatchObject({ webhookId: event!.webhookId, state: 'pending' });
+    const unknown = await cli(['callbacks', 'redeliver', '--webhook-id', 'msg_nope'], { DATA_DIR: dataDir });
+    expect(unknown.stderr).toMatch(/no callback msg_nope/);
+  });
+});

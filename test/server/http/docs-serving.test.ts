@@ -1,0 +1,94 @@
+// The docs and the contract as the platform serves them: from memory, with an ETag and compression, and
+// deep links under /docs that open the right section in a real browser. Needs `npm run build` first.
+import { readFileSync } from 'node:fs';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPlatform, type TestPlatform } from '../../support/platform.js';
+
+const docsFile = readFileSync(new URL('../../../dist/docs/index.html', import.meta.url));
+let platform: TestPlatform;
+let browser: Browser;
+
+beforeAll(async () => {
+  platform = await startTestPlatform('pglite');
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await platform?.close();
+});
+
+const get = (path: string, headers: Record<string, string> = {}) => fetch(platform.baseUrl + path, { headers, redirect: 'manual' });
+
+describe('the docs as the platform serves them', () => {
+  it('answers with an ETag, and 304 when the client has it', async () => {
+    const first = await get('/docs', { 'accept-encoding': 'identity' });
+    expect(first.status).toBe(200);
+    expect(Buffer.from(await first.arrayBuffer()).equals(docsFile)).toBe(true);
+    const etag = first.headers.get('etag')!;
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(first.headers.get('cache-control')).toBe('no-cache');
+    const again = await get('/docs', { 'if-none-match': etag });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    const stale = await get('/docs', { 'if-none-match': '"something-else"', 'accept-encoding': 'identity' });
+    expect(stale.status).toBe(200);
+  });
+
+  it('compresses with brotli or gzip as the client accepts, the same bytes inside', async () => {
+    const raw = (path: string, encoding: string) =>
+      new Promise<{ encoding: string | undefined; vary: string | undefined; body: Buffer }>((resolve, reject) => {
+        // node:http, because fetch decodes the body itself.
+        import('node:http').then(({ get: httpGet }) =>
+          httpGet(platform.baseUrl + path, { headers: { 'accept-encoding': encoding } }, (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (c: Buffer) => chunks.push(c));
+            response.on('end', () => resolve({ encoding: response.headers['content-encoding'], vary: response.headers.vary, body: Buffer.concat(chunks) }));
+          }).on('error', reject),
+        );
+      });
+    const br = await raw('/docs', 'gzip, deflate, br');
+    expect(br.encoding).toBe('br');
+    expect(br.vary).toBe('Accept-Encoding');
+    expect(br.body.length).toBeLessThan(docsFile.length / 3);
+    expect(brotliDecompressSync(br.body).equals(docsFile)).toBe(true);
+    const gzip = await raw('/docs', 'gzip');
+    expect(gzip.encoding).toBe('gzip');
+    expect(gunzipSync(gzip.body).equals(docsFile)).toBe(true);
+    const refusedBr = await raw('/docs', 'br;q=0, gzip');
+    expect(refusedBr.encoding).toBe('gzip');
+    const contract = await raw('/openapi.json', 'gzip');
+    expect(gunzipSync(contract.body).toString()).toBe(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8'));
+  });
+
+  it('sends a path under /docs to its route, and anything odd to the page itself', async () => {
+    for (const [path, location] of [
+      ['/docs/section/errors', '/docs#/section/errors'],
+      ['/docs/tag/deposit-orders/', '/docs#/tag/deposit-orders'],
+      ['/docs/%0d%0aSet-Cookie:x', '/docs'],
+      ['/docs/', '/docs'],
+    ]) {
+      const response = await get(path!);
+      expect(response.status, path).toBe(302);
+      expect(response.headers.get('location'), path).toBe(location);
+    }
+  });
+
+  it('opens /docs/section/errors at the Errors section in Chromium', async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${platform.baseUrl}/docs/section/errors`);
+      const heading = page.locator('h1, h2', { hasText: /^Errors$/ }).first();
+      await heading.waitFor();
+      await expect.poll(async () => (await heading.boundingBox())?.y ?? Infinity, { timeout: 10_000 }).toBeLessThan(200);
+      expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(500);
+      expect(page.url()).toBe(`${platform.baseUrl}/docs#/section/errors`);
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -1,0 +1,116 @@
+// The sandbox test helpers: withdrawals a merchant can create and advance, only in sandbox mode.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orderRequest } from '../../fixtures/orders.js';
+import { hdVectors } from '../../fixtures/vectors.js';
+import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+const withdrawal = { externalId: 'sb-wd-1', amount: 12.5, blockchain: 'Tron', destinationAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK' };
+
+describe.each(DATABASES)('sandbox helpers on %s', (kind) => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform(kind);
+  });
+  afterAll(() => t?.close());
+
+  it('credits a deposit once per Idempotency-Key, and a replayed signed request once', async () => {
+    const client = t.client();
+    const { data: order } = await client.POST('/partner/v1/platforms/orders', { body: orderRequest('sb-idem', { blockchain: 'Ethereum' }) });
+    const path = `/sandbox/v1/orders/${order!.uuid}/deposits`;
+    const deposit = (amount: number, headers: Record<string, string> = {}, timestamp?: number) =>
+      t.signed('POST', path, { body: JSON.stringify({ amount }), headers: { ...JSON_TYPE, ...headers }, ...(timestamp ? { timestamp } : {}) });
+    const received = async () => (await client.GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order!.uuid } } })).data!.receivedAmount;
+
+    const first = await deposit(1_000_000, { 'Idempotency-Key': 'dep-1' });
+    expect(first.status).toBe(201);
+    const retries = await Promise.all([1, 2, 3].map(() => deposit(1_000_000, { 'Idempotency-Key': 'dep-1' })));
+    expect(retries.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(((await retries[0]!.json()) as { receivedAmount: number }).receivedAmount).toBe(1_000_000);
+    const reused = await deposit(2_000_000, { 'Idempotency-Key': 'dep-1' });
+    expect(reused.status).toBe(409);
+    expect(((await reused.json()) as { code: string }).code).toBe('idempotency_key_reused');
+    expect((await deposit(1_000_000, { 'Idempotency-Key': 'dep-2' })).status).toBe(201);
+    expect(await received()).toBe(2_000_000);
+
+    // Concurrent first requests with one key: one credit.
+    const racing = await Promise.all(Array.from({ length: 5 }, () => deposit(500_000, { 'Idempotency-Key': 'dep-race' })));
+    expect(racing.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 201]);
+    expect(await received()).toBe(2_500_000);
+
+    // Without a key: the same signed request replayed credits once; a new signature is a new deposit.
+    const timestamp = Math.floor(Date.now() / 1000);
+    expect((await deposit(100, {}, timestamp)).status).toBe(201);
+    expect((await deposit(100, {}, timestamp)).status).toBe(200);
+    expect((await deposit(100, {}, timestamp - 1)).status).toBe(201);
+    expect(await received()).toBe(2_500_200);
+    expect((await deposit(1, { 'Idempotency-Key': 'has space' })).status).toBe(422);
+    expect(await received()).toBe(2_500_200);
+  });
+
+  it('creates a test withdrawal, reads it back exactly and advances it once', async () => {
+    const created = await t.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify({ ...withdrawal, amount: 0.000001 }), headers: JSON_TYPE });
+    expect(created.status).toBe(201);
+    const { uuid } = (await created.json()) as { uuid: string };
+    const read = await t.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid } } });
+    expect(read.data).toMatchObject({ uuid, amount: 0.000001, status: 'PENDING', externalId: 'sb-wd-1' });
+
+    const done = await t.signed('POST', `/sandbox/v1/withdrawals/${uuid}/status`, { body: '{"status":"DONE"}', headers: JSON_TYPE });
+    expect(done.status).toBe(200);
+    expect(((await done.json()) as { status: string }).status).toBe('DONE');
+    const again = await t.signed('POST', `/sandbox/v1/withdrawals/${uuid}/status`, { body: '{"status":"FAILED"}', headers: JSON_TYPE });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { code: string }).code).toBe('invalid_status_transition');
+  });
+
+  it('refuses a repeated externalId, too many decimals, a foreign address and another merchant', async () => {
+    const body = JSON.stringify({ ...withdrawal, externalId: 'sb-wd-2' });
+    expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body, headers: JSON_TYPE })).status).toBe(201);
+    expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body, headers: JSON_TYPE })).status).toBe(409);
+    const before = await t.count('withdrawals');
+    for (const bad of [{ amount: 1.0000001 }, { amount: 1e-7 }, { destinationAddress: '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0' }]) {
+      const response = await t.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify({ ...withdrawal, externalId: 'sb-wd-3', ...bad }), headers: JSON_TYPE });
+      expect(response.status).toBe(422);
+    }
+    expect(await t.count('withdrawals')).toBe(before);
+    const other = await t.createMerchant();
+    const [row] = await t.db.query<{ uuid: string }>("SELECT uuid FROM withdrawals WHERE external_id = 'sb-wd-2'");
+    const foreign = await t.signed('POST', `/sandbox/v1/withdrawals/${row!.uuid}/status`, { body: '{"status":"DONE"}', headers: JSON_TYPE, credentials: other });
+    expect(foreign.status).toBe(404);
+  });
+});
+
+describe('in live mode', () => {
+  it('the sandbox helpers do not exist', async () => {
+    const live = await startTestPlatform('pglite', {
+      env: { PARTNER_API_MODE: 'live', TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub },
+    });
+    try {
+      const response = await live.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify(withdrawal), headers: JSON_TYPE });
+      expect(response.status).toBe(404);
+      expect(await live.count('withdrawals')).toBe(0);
+    } finally {
+      await live.close();
+    }
+  });
+});
+
+describe('a sandbox listening on a public address', () => {
+  it('refuses private callback targets unless ALLOW_PRIVATE_CALLBACKS is set', async () => {
+    const exposed = await startTestPlatform('pglite', { env: { HOST: '0.0.0.0' } });
+    const allowed = await startTestPlatform('pglite', { env: { HOST: '0.0.0.0', ALLOW_PRIVATE_CALLBACKS: 'true' } });
+    try {
+      const local = orderRequest('sb-exposed', { callbackUrl: 'http://127.0.0.1:9000/cb' });
+      const refused = await exposed.client().POST('/partner/v1/platforms/orders', { body: local });
+      expect(refused.response.status).toBe(422);
+      expect(refused.error?.errors?.map((e) => e.pointer)).toEqual(['/callbackUrl']);
+      expect(await exposed.count('deposit_orders')).toBe(0);
+      // Plain http to a public host stays allowed in the sandbox.
+      expect((await exposed.client().POST('/partner/v1/platforms/orders', { body: orderRequest('sb-public', { callbackUrl: 'http://merchant.example/cb' }) })).response.status).toBe(201);
+      expect((await allowed.client().POST('/partner/v1/platforms/orders', { body: local })).response.status).toBe(201);
+    } finally {
+      await exposed.close();
+      await allowed.close();
+    }
+  });
+});

@@ -1,0 +1,142 @@
+// Addresses and their QR codes, concurrency and restarts: an address is never issued twice.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openPglite } from '../../../src/server/db/database.js';
+import { openPlatform } from '../../../src/server/platform.js';
+import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
+import { orderRequest } from '../../fixtures/orders.js';
+import { hdVectors } from '../../fixtures/vectors.js';
+import { decodeQr } from '../../support/qr.js';
+import { DATABASES, startTestPlatform, testConfig, type TestPlatform } from '../../support/platform.js';
+
+describe.each(DATABASES)('orders on %s', (kind) => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform(kind);
+  });
+  afterAll(() => t?.close());
+
+  it('derives the test wallet addresses in order, and the QR code reads back as the address', async () => {
+    const wallet = hdVectors.wallets[0]!;
+    for (const blockchain of ['Tron', 'Ethereum'] as const) {
+      const addresses = [];
+      for (let i = 0; i < 3; i++) {
+        const { data } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest(`qr-${blockchain}-${i}`, { blockchain }) });
+        expect(decodeQr(data!.addressQr)).toBe(data!.address);
+        addresses.push(data!.address);
+      }
+      expect(addresses).toEqual(wallet[blockchain].addresses);
+    }
+  });
+
+  it('reserves the addresses of one turn of the event loop at once, inserts them together, and loses no index to a repeat', async () => {
+    const merchant = await t.createMerchant('batch');
+    const statements = vi.spyOn(t.db, 'query');
+    const indexes = async (externalIds: string) =>
+      (await t.db.query<{ i: bigint }>('SELECT address_index AS i FROM deposit_orders WHERE merchant_id = $1 AND external_id LIKE $2', [merchant.merchantId, externalIds])).map((row) => Number(row.i));
+    try {
+      // 64 creates in one turn, 16 of them repeating an externalId of the same batch.
+      const results = await Promise.all(Array.from({ length: 64 }, (_, i) => t.platform.orders.create(merchant.merchantId, orderRequest(`batch-${i % 48}`))));
+      const sql = statements.mock.calls.map(([text]) => text);
+      // One reservation of indexes for all. They come back from the address thread 4 at a time, and the
+      // creates whose addresses come back together share an insert: 16 inserts at most. Each repeat lost
+      // the insert, gave its address back, and reads the winner's order.
+      expect(sql.filter((text) => text.includes('nextval'))).toHaveLength(1);
+      const inserts = sql.filter((text) => text.includes('INSERT INTO deposit_orders')).length;
+      expect(inserts).toBeGreaterThanOrEqual(1);
+      expect(inserts).toBeLessThanOrEqual(16);
+      expect(sql).toHaveLength(1 + inserts + 16);
+      expect(results.filter((r) => r.outcome === 'created')).toHaveLength(48);
+      expect(results.filter((r) => r.outcome === 'replayed')).toHaveLength(16);
+      const addresses = results.map((r) => (r.outcome === 'conflict' ? '' : r.order.address));
+      expect(new Set(addresses).size).toBe(48);
+      results.forEach((r, i) => {
+        if (r.outcome !== 'conflict') expect(r.order.address).toBe((results[i % 48] as { order: { address: string } }).order.address);
+      });
+      // The next 16 creates take the 16 addresses given back: the 64 orders hold 64 consecutive indexes.
+      await Promise.all(Array.from({ length: 16 }, (_, i) => t.platform.orders.create(merchant.merchantId, orderRequest(`after-${i}`))));
+      const all = [...(await indexes('batch-%')), ...(await indexes('after-%'))].sort((a, b) => a - b);
+      expect(all).toEqual(Array.from({ length: 64 }, (_, i) => all[0]! + i));
+    } finally {
+      statements.mockRestore();
+    }
+  });
+
+  it('gives 200 concurrent creates with 50 repeated externalIds exactly one order each and unique addresses', async () => {
+    const client = t.client();
+    const ids = Array.from({ length: 200 }, (_, i) => `burst-${i < 150 ? i : i - 150}`); // 150 ids, the first 50 sent twice
+    const results = await Promise.all(ids.map((id) => client.POST('/partner/v1/platforms/orders', { body: orderRequest(id, { blockchain: id.length % 2 ? 'Tron' : 'Ethereum' }) })));
+    expect(results.every((r) => r.response.status === 200 || r.response.status === 201)).toBe(true);
+    const byId = new Map<string, Set<string>>();
+    results.forEach((r, i) => byId.set(ids[i]!, (byId.get(ids[i]!) ?? new Set()).add(r.data!.uuid)));
+    expect(byId.size).toBe(150);
+    expect([...byId.values()].every((uuids) => uuids.size === 1)).toBe(true);
+    expect(results.filter((r) => r.response.status === 201)).toHaveLength(150);
+    const [row] = await t.db.query<{ n: bigint; d: bigint; e: bigint }>(
+      "SELECT count(*)::bigint AS n, count(DISTINCT address)::bigint AS d, count(DISTINCT external_id)::bigint AS e FROM deposit_orders WHERE external_id LIKE 'burst-%'",
+    );
+    expect(row).toEqual({ n: 150n, d: 150n, e: 150n });
+  });
+});
+
+describe('addresses across restarts (PGlite in a data directory)', () => {
+  it('continues the sequence after a restart and never reuses an index', async () => {
+    const wallet = hdVectors.wallets[0]!.Tron;
+    const derive = createAddressDeriver('Tron', wallet.xpub);
+    const dataDir = mkdtempSync(join(tmpdir(), 'partner-restart-'));
+    const config = { ...testConfig(), dataDir };
+    const addresses: string[] = [];
+    try {
+      for (let run = 0; run < 2; run++) {
+        const platform = await openPlatform(config, { logger: false });
+        const merchant = await platform.merchants.create(`restart-${run}`);
+        for (let i = 0; i < 2; i++) {
+          const result = await platform.orders.create(merchant.merchantId, orderRequest(`restart-${run}-${i}`));
+          if (result.outcome === 'conflict') throw new Error('unexpected conflict');
+          addresses.push(result.order.address);
+        }
+        await platform.close();
+      }
+      // The first run takes indexes 0 and 1. The indexes its pool held unused are skipped, never reused:
+      // the second run's come after them, a small gap in the wallet's indexes.
+      expect(addresses.slice(0, 2)).toEqual(wallet.addresses.slice(0, 2));
+      const secondRun = addresses.slice(2).map((address) => Array.from({ length: 64 }, (_, i) => derive(i)).indexOf(address));
+      expect(secondRun[0]).toBeGreaterThan(1);
+      expect(secondRun[1]).toBe(secondRun[0]! + 1);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a second opening of the same data directory while the first holds it, and opens after it closed', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'partner-lock-'));
+    const config = { ...testConfig(), dataDir };
+    try {
+      const first = await openPlatform(config, { logger: false });
+      await expect(openPlatform(config, { logger: false })).rejects.toThrow(`is open in process ${process.pid}`);
+      await first.close();
+      const second = await openPlatform(config, { logger: false });
+      await second.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the master key', () => {
+  it('must be the one the database was created with', async () => {
+    const db = await openPglite(undefined);
+    try {
+      const first = await openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 1) }, { db, logger: false });
+      await first.merchants.create('m');
+      await first.close();
+      await expect(openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 2) }, { db, logger: false })).rejects.toThrow(/created with another master key/);
+      const again = await openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 1) }, { db, logger: false });
+      await again.close();
+    } finally {
+      await db.close();
+    }
+  });
+});
