@@ -28,7 +28,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    t = await startTestPlatform(kind, { now: () => clock, env: { CALLBACK_RETRY_SCHEDULE: '5,60', CALLBACK_TIMEOUT_SECONDS: '1' } });
+    t = await startTestPlatform(kind, { now: () => clock, env: { CALLBACK_RETRY_SCHEDULE: '5,60', CALLBACK_TIMEOUT_SECONDS: '1', ALLOW_PRIVATE_CALLBACKS: 'true' } });
     dispatcher = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: () => clock });
   });
   afterAll(async () => {
