@@ -97,6 +97,8 @@ export class CallbackDispatcher {
          due AS (
            SELECT o.id, c.destination FROM callback_outbox o JOIN candidates c ON c.id = o.id
             WHERE c.merchant_rank <= c.merchant_free AND c.destination_rank <= c.destination_free
+              -- Checked again on the locked row: one another instance claimed since the ranking is skipped.
+              AND o.state = 'pending' AND o.next_attempt_at <= now()
             ORDER BY c.merchant_rank, c.next_attempt_at LIMIT $1 FOR UPDATE OF o SKIP LOCKED)
          UPDATE callback_outbox o SET next_attempt_at = now() + make_interval(secs => $2), lease_token = gen_random_uuid()
            FROM due, merchants m
