@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMANDS, type Command, type Flags } from './cli/commands.js';
 import { RefusedError, UsageError } from './cli/errors.js';
-import { ConfigError, configFrom, SETTING_NAMES, settingEnv } from './config.js';
+import { ConfigError, configFrom, isSecretSetting, SETTING_NAMES, settingEnv } from './config.js';
 import { contract } from './http/openapi-document.js';
 import { DataDirectoryBusyError } from './db/data-directory.js';
 import { MasterKeyMismatchError } from './platform.js';
@@ -48,7 +48,7 @@ function commandHelp(command: Command): string {
   ]);
   const settings =
     command.words[0] === 'serve'
-      ? `settings (flag, or environment variable; the flag wins):\n${flagLines(SETTING_NAMES.map((s) => [`--${s}`, settingEnv(s)]))}`
+      ? `settings (flag, or environment variable; the flag wins):\n${flagLines(SETTING_NAMES.map((s) => (isSecretSetting(s) ? [`${settingEnv(s)}_FILE`, `${settingEnv(s)} (no flag: a secret)`] : [`--${s}`, settingEnv(s)])))}`
       : 'settings: the same flags and environment variables as serve (DATA_DIR or DATABASE_URL, SECRET_KEY, …): partner-api serve --help';
   return [
     `partner-api ${name(command)}: ${command.summary}`,

@@ -1,8 +1,9 @@
 // The platform's configuration from flags and environment (flags win), checked at start: a bad
 // value stops the start with a message that names the setting.
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createAddressDeriver, tronAddressToId, type Network } from './addresses/derivation.js';
-import { isLoopbackHost } from './callbacks/destinations.js';
 import type { Mode } from './merchants/secrets.js';
 
 /** The public "abandon … about" test wallet (vectors/hd-addresses.json): sandbox only, never for real funds. */
@@ -58,12 +59,14 @@ export interface Config {
   /** A request (headers and body) must arrive in full within this; then 408. */
   requestTimeoutSeconds: number;
   rateLimit: { limit: number; windowSeconds: number };
+  /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client; empty: the TCP peer is the client. */
+  trustedProxies: string[];
   logLevel: string;
   callbacks: {
     timeoutSeconds: number;
     /** Seconds before each retry (jitter is added); the event is given up after the last. */
     retrySchedule: number[];
-    /** Callbacks may reach private and loopback addresses: ALLOW_PRIVATE_CALLBACKS (tests on one machine), or a sandbox listening on loopback only. */
+    /** Callbacks may reach private and loopback addresses: only when ALLOW_PRIVATE_CALLBACKS is set (tests on one machine), in either mode. */
     allowPrivate: boolean;
     dispatchIntervalMs: number;
   };
@@ -79,23 +82,27 @@ export class ConfigError extends Error {
 
 type Raw = Record<string, string | undefined>;
 
-/** Each setting: its flag, its environment variable, and how it is parsed and checked. */
+/**
+ * Each setting: its flag and its environment variable. A `secret` one (it carries a key or a password)
+ * has no flag, since every user of the machine can read a process's arguments: it comes from its
+ * environment variable or from the file that `<VARIABLE>_FILE` names.
+ */
 const SETTINGS = {
   mode: { env: 'PARTNER_API_MODE' },
   host: { env: 'HOST' },
   port: { env: 'PORT' },
   'data-dir': { env: 'DATA_DIR' },
-  'database-url': { env: 'DATABASE_URL' },
+  'database-url': { env: 'DATABASE_URL', secret: true },
   'database-pool-size': { env: 'DATABASE_POOL_SIZE' },
-  'secret-key': { env: 'SECRET_KEY' },
+  'secret-key': { env: 'SECRET_KEY', secret: true },
   'tron-xpub': { env: 'TRON_XPUB' },
   'ethereum-xpub': { env: 'ETHEREUM_XPUB' },
   'tron-min-amount': { env: 'TRON_MIN_AMOUNT' },
   'ethereum-min-amount': { env: 'ETHEREUM_MIN_AMOUNT' },
   'tron-confirmations': { env: 'TRON_CONFIRMATIONS' },
   'ethereum-confirmations': { env: 'ETHEREUM_CONFIRMATIONS' },
-  'tron-rpc-url': { env: 'TRON_RPC_URL' },
-  'ethereum-rpc-url': { env: 'ETHEREUM_RPC_URL' },
+  'tron-rpc-url': { env: 'TRON_RPC_URL', secret: true },
+  'ethereum-rpc-url': { env: 'ETHEREUM_RPC_URL', secret: true },
   'tron-token-contract': { env: 'TRON_TOKEN_CONTRACT' },
   'ethereum-token-contract': { env: 'ETHEREUM_TOKEN_CONTRACT' },
   'tron-poll-seconds': { env: 'TRON_POLL_SECONDS' },
@@ -117,12 +124,18 @@ const SETTINGS = {
   'timestamp-tolerance-seconds': { env: 'TIMESTAMP_TOLERANCE_SECONDS' },
   'request-timeout-seconds': { env: 'REQUEST_TIMEOUT_SECONDS' },
   'rate-limit': { env: 'RATE_LIMIT' },
+  'trusted-proxies': { env: 'TRUSTED_PROXIES' },
   'log-level': { env: 'LOG_LEVEL' },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
 
 export const SETTING_NAMES = Object.keys(SETTINGS) as SettingName[];
+
+/** True for a setting given only by the environment or a file (see SETTINGS). */
+export function isSecretSetting(name: SettingName): boolean {
+  return 'secret' in SETTINGS[name];
+}
 
 /** The environment variable of a setting. */
 export function settingEnv(name: SettingName): string {
@@ -198,7 +211,10 @@ export function loadConfig(args: string[], env: NodeJS.ProcessEnv): Config {
 /** The configuration from parsed flag values over environment variables. */
 export function configFrom(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): Config {
   const flags = values as Raw;
-  const get = (name: SettingName) => flags[name] ?? (env[SETTINGS[name].env] || undefined);
+  const get = (name: SettingName) => {
+    if (isSecretSetting(name)) return secretSetting(name, flags[name], env);
+    return flags[name] ?? (env[SETTINGS[name].env] || undefined);
+  };
 
   const mode = get('mode') ?? 'sandbox';
   if (mode !== 'sandbox' && mode !== 'live') throw new ConfigError(`--mode must be sandbox or live, got "${mode}"`);
@@ -222,16 +238,45 @@ export function configFrom(values: Record<string, string | boolean | undefined>,
     timestampToleranceSeconds: integer('TIMESTAMP_TOLERANCE_SECONDS', get('timestamp-tolerance-seconds') ?? '300', 1, 3600),
     requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
+    trustedProxies: trustedProxies(get('trusted-proxies') ?? ''),
     logLevel: get('log-level') ?? 'info',
     callbacks: {
       timeoutSeconds: integer('CALLBACK_TIMEOUT_SECONDS', get('callback-timeout-seconds') ?? '15', 1, 120),
       retrySchedule: retrySchedule(get('callback-retry-schedule') ?? DEFAULT_RETRY_SCHEDULE),
-      // A sandbox reachable only from this machine may call back to it; one listening on a public address may not.
-      allowPrivate: flag('ALLOW_PRIVATE_CALLBACKS', get('allow-private-callbacks')) || (mode === 'sandbox' && isLoopbackHost(host)),
+      // Never implied by the listening address: a sandbox on loopback may still be served through a proxy.
+      allowPrivate: flag('ALLOW_PRIVATE_CALLBACKS', get('allow-private-callbacks')),
       dispatchIntervalMs: 500,
     },
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL_SECONDS', get('expiry-interval-seconds') ?? '10', 1, 3600),
   };
+}
+
+/** A secret setting's value: its environment variable, else the file its `_FILE` variable names; never a flag. */
+function secretSetting(name: SettingName, flagValue: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  const variable = SETTINGS[name].env;
+  if (flagValue !== undefined) {
+    throw new ConfigError(`--${name} is refused: a flag is readable by every user of the machine (ps, /proc/PID/cmdline); set ${variable} or ${variable}_FILE (a file holding the value) instead`);
+  }
+  if (env[variable]) return env[variable];
+  const file = env[`${variable}_FILE`];
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim() || undefined;
+  } catch (error) {
+    throw new ConfigError(`${variable}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+/** TRUSTED_PROXIES: comma-separated IP addresses or CIDR ranges of the reverse proxies in front of the API. */
+function trustedProxies(text: string): string[] {
+  const entries = text.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  for (const entry of entries) {
+    const [address, prefix, ...rest] = entry.split('/');
+    const version = isIP(address ?? '');
+    const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 6 ? 128 : 32));
+    if (version === 0 || !prefixOk || rest.length > 0) throw new ConfigError(`TRUSTED_PROXIES must be comma-separated IP addresses or CIDR ranges, e.g. 10.0.0.5,192.168.0.0/16, got "${entry}"`);
+  }
+  return entries;
 }
 
 /** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (DESIGN §4). */

@@ -6,6 +6,7 @@ import { lockDataDirectory, restrictToOwner } from './db/data-directory.js';
 import { openPglite, openPostgres, type Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { buildApp, type App } from './http/app.js';
+import { createMetrics } from './http/metrics.js';
 import { Merchants } from './merchants/merchants.js';
 import { Orders } from './orders/orders.js';
 import { SecretKeeper, sandboxMasterKey } from './merchants/secrets.js';
@@ -71,7 +72,8 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
     const merchants = new Merchants(db, secrets, config.mode);
     const orders = new Orders(db, config, now);
     const withdrawals = new Withdrawals(db);
-    const app = buildApp({ config, db, merchants, orders, withdrawals, now, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    const metrics = createMetrics();
+    const app = buildApp({ config, db, merchants, orders, withdrawals, now, metrics, ...(options.logger === undefined ? {} : { logger: options.logger }) });
     let workers: Promise<Workers> | undefined;
     return {
       config,
@@ -82,7 +84,7 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
       app,
       secrets,
       startWorkers() {
-        workers ??= startWorkers({ config, db, secrets, now, log: app.fastify.log, gauges: app.metrics.chain, leaderGauge: app.metrics.jobLeader });
+        workers ??= startWorkers({ config, db, secrets, now, log: app.fastify.log, gauges: metrics.chain, leaderGauge: metrics.jobLeader });
         return workers;
       },
       async close() {

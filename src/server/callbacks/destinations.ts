@@ -21,19 +21,21 @@ for (const [network, prefix] of [
   ['240.0.0.0', 4], // reserved and broadcast
 ] as const) NON_PUBLIC_V4.addSubnet(network, prefix, 'ipv4');
 
-/** IPv6 ranges that are not the public internet; forms that embed an IPv4 address are judged by it. */
-const NON_PUBLIC_V6 = new BlockList();
+/**
+ * IPv6 is judged by an allow-list: only global unicast (2000::/3) is public, less the special-purpose
+ * blocks inside it (IANA IPv6 Special-Purpose Address Registry). Everything else is loopback,
+ * unspecified, link-local, unique local, site-local, multicast, discard (100::/64), the dummy prefix
+ * (100:0:0:1::/64), SRv6 SIDs (5f00::/16), SIIT's IPv4-translated ::ffff:0:0:0/96, local-use NAT64
+ * (64:ff9b:1::/48) or not assigned at all: none of it is a merchant's public receiver. The forms that
+ * embed an IPv4 address (IPv4-mapped, NAT64 64:ff9b::/96, 6to4) are judged by that address first.
+ */
+const NON_PUBLIC_GLOBAL_V6 = new BlockList();
 for (const [network, prefix] of [
-  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible form (::7f00:1 is 127.0.0.1)
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['100::', 64], // discard-only
-  ['2001::', 23], // IETF protocol assignments: Teredo (2001::/32), ORCHID, …
+  ['2001::', 23], // IETF protocol assignments: Teredo (2001::/32), benchmarking, ORCHID, …
   ['2001:db8::', 32], ['3fff::', 20], // documentation
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated, still routed inside some networks)
-  ['ff00::', 8], // multicast
-] as const) NON_PUBLIC_V6.addSubnet(network, prefix, 'ipv6');
+] as const) NON_PUBLIC_GLOBAL_V6.addSubnet(network, prefix, 'ipv6');
+
+const isGlobalUnicast = (words: number[]) => (words[0]! & 0xe000) === 0x2000;
 
 /** The eight 16-bit words of an IPv6 address (with or without an IPv4 tail). */
 function ipv6Words(ip: string): number[] {
@@ -69,7 +71,8 @@ export function isNonPublicAddress(ip: string): boolean {
   const words = ipv6Words(ip);
   const v4 = embeddedIpv4(words);
   if (v4) return NON_PUBLIC_V4.check(v4, 'ipv4');
-  return NON_PUBLIC_V6.check(words.map((w) => w.toString(16)).join(':'), 'ipv6');
+  if (!isGlobalUnicast(words)) return true;
+  return NON_PUBLIC_GLOBAL_V6.check(words.map((w) => w.toString(16)).join(':'), 'ipv6');
 }
 
 /** `localhost`, its subdomains, with or without the root's trailing dot. */
@@ -78,18 +81,10 @@ function isLocalhostName(host: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost');
 }
 
-/** A host the server may listen on without being reachable from other machines. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '');
-  if (isLocalhostName(bare)) return true;
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  return isIP(bare) === 6 && ipv6Words(bare).join(':') === '0:0:0:0:0:0:0:1';
-}
-
 export interface CallbackPolicy {
   /** Live mode: https only (unless ALLOW_PRIVATE_CALLBACKS, for tests whose receiver is local http). */
   requireHttps: boolean;
-  /** Private and loopback receivers allowed: ALLOW_PRIVATE_CALLBACKS, or a sandbox on loopback only. */
+  /** Private and loopback receivers allowed: only when the operator sets ALLOW_PRIVATE_CALLBACKS, in either mode. */
   allowPrivate: boolean;
 }
 

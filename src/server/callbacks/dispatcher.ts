@@ -1,8 +1,10 @@
 // Delivers the outbox (DESIGN §4): claims due rows with FOR UPDATE SKIP LOCKED (so that several
 // instances share the work) under a lease token that alone may record the outcome, one event of an
-// order at a time in its sequence order, signs each delivery per Standard Webhooks with the merchant's callback
-// secret, POSTs it without following redirects within the timeout, records every attempt, and
-// schedules retries with jitter. 2xx delivers, 410 stops, anything else retries until the schedule ends.
+// order at a time in its sequence order, each merchant and destination within its share of the slots
+// (fairness.ts), signs each delivery per Standard Webhooks with the merchant's callback secret, POSTs
+// it without following redirects within the timeout, records every attempt, and schedules retries
+// with jitter. 2xx delivers, 410 stops, anything else retries until the schedule ends. Every due time
+// and lease is the database's clock (now()), one clock for all instances whatever their own say.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Config } from '../config.js';
@@ -11,6 +13,7 @@ import type { Database } from '../db/database.js';
 import type { Mode, SecretKeeper } from '../merchants/secrets.js';
 import { createCallbackSigner } from '../../signing/index.js';
 import type { Clock } from '../shared/time.js';
+import { DEFAULT_FAIRNESS, DeliveryFairness, type FairnessLimits } from './fairness.js';
 
 export interface OutboxRow {
   id: bigint;
@@ -22,6 +25,8 @@ export interface OutboxRow {
   secret_version: number;
   /** The claim: only the dispatcher holding the row's current token records the attempt's outcome. */
   lease_token: string;
+  /** The URL's scheme, host and port, lower case: the key of the destination's slots and breaker. */
+  destination: string;
 }
 
 export interface DeliveryResult {
@@ -35,9 +40,12 @@ export interface DispatcherOptions {
   secrets: SecretKeeper;
   config: Config['callbacks'];
   mode: Mode;
+  /** The clock of the webhook-timestamp header only; due times and leases are the database's. */
   now: Clock;
   /** Deliveries under way at once. */
   concurrency?: number;
+  /** Each merchant's and destination's share of them, and the breaker (DEFAULT_FAIRNESS). */
+  fairness?: Partial<FairnessLimits>;
   log?: { warn(obj: object, msg: string): void };
 }
 
@@ -53,10 +61,12 @@ export class CallbackDispatcher {
   private stopped = true;
   private readonly concurrency: number;
   private readonly policy: CallbackPolicy;
+  private readonly fairness: DeliveryFairness;
 
   constructor(private readonly options: DispatcherOptions) {
     this.concurrency = options.concurrency ?? 16;
     this.policy = callbackPolicy(options.mode, options.config.allowPrivate);
+    this.fairness = new DeliveryFairness({ ...DEFAULT_FAIRNESS, ...options.fairness });
   }
 
   /**
@@ -64,22 +74,37 @@ export class CallbackDispatcher {
    * timeout (a delivery and its record take at most one), so no other instance takes them meanwhile,
    * and a row whose dispatcher died is due again soon after. An event waits while an earlier one of
    * the same order is still pending: a merchant receives an order's events in their sequence order.
+   * Fair: each merchant and each destination gets at most its free slots (ranked by due time within
+   * it), and the merchants' first rows come before anyone's second.
    */
   private claim(limit: number): Promise<OutboxRow[]> {
-    const now = this.options.now();
-    const lease = new Date(now + (2 * this.options.config.timeoutSeconds + 1) * 1000);
+    const { merchants, destinations } = this.fairness.capacity();
+    const { perMerchant, perDestination } = this.fairness.limits;
     return this.options.db.transaction((tx) =>
       tx.query<OutboxRow>(
-        `WITH due AS (
-           SELECT id FROM callback_outbox o WHERE state = 'pending' AND next_attempt_at <= $1
+        `WITH candidates AS (
+           SELECT o.id, o.next_attempt_at, d.destination,
+                  row_number() OVER (PARTITION BY o.merchant_id ORDER BY o.next_attempt_at, o.id) AS merchant_rank,
+                  row_number() OVER (PARTITION BY d.destination ORDER BY o.next_attempt_at, o.id) AS destination_rank,
+                  coalesce(bm.free, $3) AS merchant_free, coalesce(bd.free, $4) AS destination_free
+             FROM callback_outbox o
+             CROSS JOIN LATERAL (SELECT lower(substring(o.url from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+')) AS destination) d
+             LEFT JOIN unnest($5::uuid[], $6::int[]) AS bm (merchant_id, free) ON bm.merchant_id = o.merchant_id
+             LEFT JOIN unnest($7::text[], $8::int[]) AS bd (destination, free) ON bd.destination = d.destination
+            WHERE o.state = 'pending' AND o.next_attempt_at <= now()
               AND NOT EXISTS (SELECT 1 FROM callback_outbox earlier
-                               WHERE earlier.order_uuid = o.order_uuid AND earlier.sequence < o.sequence AND earlier.state = 'pending')
-            ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-         UPDATE callback_outbox o SET next_attempt_at = $3, lease_token = gen_random_uuid()
+                               WHERE earlier.order_uuid = o.order_uuid AND earlier.sequence < o.sequence AND earlier.state = 'pending')),
+         due AS (
+           SELECT o.id, c.destination FROM callback_outbox o JOIN candidates c ON c.id = o.id
+            WHERE c.merchant_rank <= c.merchant_free AND c.destination_rank <= c.destination_free
+              -- Checked again on the locked row: one another instance claimed since the ranking is skipped.
+              AND o.state = 'pending' AND o.next_attempt_at <= now()
+            ORDER BY c.merchant_rank, c.next_attempt_at LIMIT $1 FOR UPDATE OF o SKIP LOCKED)
+         UPDATE callback_outbox o SET next_attempt_at = now() + make_interval(secs => $2), lease_token = gen_random_uuid()
            FROM due, merchants m
           WHERE o.id = due.id AND m.id = o.merchant_id
-        RETURNING o.id, o.webhook_id, o.merchant_id, o.url, o.body, o.attempts, o.lease_token, m.secret_version`,
-        [new Date(now), limit, lease],
+        RETURNING o.id, o.webhook_id, o.merchant_id, o.url, o.body, o.attempts, o.lease_token, m.secret_version, due.destination`,
+        [limit, 2 * this.options.config.timeoutSeconds + 1, perMerchant, perDestination, merchants.ids, merchants.free, destinations.keys, destinations.free],
       ),
     );
   }
@@ -129,30 +154,29 @@ export class CallbackDispatcher {
   }
 
   private async record(row: OutboxRow, result: DeliveryResult): Promise<void> {
-    const now = this.options.now();
     const attempts = row.attempts + 1;
     const status = result.statusCode;
     let state: 'pending' | 'delivered' | 'gone' | 'failed' = 'pending';
-    let next = new Date(now);
+    let delayMs = 0;
     if (status !== undefined && status >= 200 && status < 300) state = 'delivered';
     else if (status === 410) state = 'gone';
     else {
       const delay = nextAttemptDelayMs(attempts, this.options.config.retrySchedule);
       if (delay === undefined) state = 'failed';
-      else next = new Date(now + delay);
+      else delayMs = delay;
     }
     const error = result.error ?? (state === 'pending' || state === 'failed' ? `answered ${status}` : undefined);
     const current = await this.options.db.transaction(async (tx) => {
-      await tx.query('INSERT INTO callback_attempts (outbox_id, attempted_at, status_code, latency_ms, error) VALUES ($1, $2, $3, $4, $5)', [
-        row.id, new Date(now), status ?? null, result.latencyMs, error ?? null,
+      await tx.query('INSERT INTO callback_attempts (outbox_id, attempted_at, status_code, latency_ms, error) VALUES ($1, now(), $2, $3, $4)', [
+        row.id, status ?? null, result.latencyMs, error ?? null,
       ]);
       // Guarded by the claim: after a lease ran out and another dispatcher (or a redelivery) took the
       // row, this late result is history only; it must not overwrite the newer state.
       const updated = await tx.query(
-        `UPDATE callback_outbox SET attempts = attempts + 1, state = $2, next_attempt_at = $3, lease_token = NULL,
-                delivered_at = CASE WHEN $2 = 'delivered' THEN $4::timestamptz ELSE delivered_at END
-          WHERE id = $1 AND lease_token = $5 RETURNING id`,
-        [row.id, state, next, new Date(now), row.lease_token],
+        `UPDATE callback_outbox SET attempts = attempts + 1, state = $2, next_attempt_at = now() + make_interval(secs => $3::double precision / 1000), lease_token = NULL,
+                delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
+          WHERE id = $1 AND lease_token = $4 RETURNING id`,
+        [row.id, state, delayMs, row.lease_token],
       );
       return updated.length === 1;
     });
@@ -160,10 +184,23 @@ export class CallbackDispatcher {
     else if (state !== 'delivered') this.options.log?.warn({ webhookId: row.webhook_id, status, error: result.error, state }, 'callback not delivered');
   }
 
+  /** Delivers a claimed row and records the attempt, within the merchant's and the destination's share. */
+  private async attempt(row: OutboxRow): Promise<void> {
+    this.fairness.started(row.merchant_id, row.destination);
+    let answered = false;
+    try {
+      const result = await this.deliver(row);
+      answered = result.statusCode !== undefined;
+      await this.record(row, result);
+    } finally {
+      this.fairness.finished(row.merchant_id, row.destination, answered);
+    }
+  }
+
   /** One round: claim what is due and deliver it; the number of deliveries attempted. */
   async runOnce(): Promise<number> {
     const rows = await this.claim(this.concurrency);
-    await Promise.all(rows.map(async (row) => this.record(row, await this.deliver(row))));
+    await Promise.all(rows.map((row) => this.attempt(row)));
     return rows.length;
   }
 
@@ -193,8 +230,7 @@ export class CallbackDispatcher {
       // Rows claimed while stopping are left to their lease: another run delivers them.
       if (this.stopped) return;
       for (const row of rows) {
-        const delivery: Promise<void> = this.deliver(row)
-          .then((result) => this.record(row, result))
+        const delivery: Promise<void> = this.attempt(row)
           .catch((error: unknown) => this.options.log?.warn({ err: error, webhookId: row.webhook_id }, 'recording a callback attempt failed'))
           .finally(() => {
             inFlight.delete(delivery);

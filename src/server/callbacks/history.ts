@@ -64,7 +64,6 @@ export async function listCallbacks(db: Database, filter: { state?: CallbackStat
   }));
 }
 
-/** Queues an event again, whatever its state, under the same webhook-id; undefined when there is none. */
 /** A redelivery asked for while an attempt of the same event is under way. */
 export class CallbackInFlightError extends Error {}
 
@@ -73,11 +72,12 @@ export class CallbackInFlightError extends Error {}
  * lease on it (an attempt is under way): the event would go out twice at once. A lease that ran out
  * (its dispatcher died) is taken over, and that dispatcher's late result no longer counts.
  */
-export async function redeliverCallback(db: Database, webhookId: string, now: Date): Promise<CallbackRecord | undefined> {
+export async function redeliverCallback(db: Database, webhookId: string): Promise<CallbackRecord | undefined> {
+  // The database's clock, as the dispatchers' leases: one clock for every instance and command.
   const [row] = await db.query<{ order_uuid: string }>(
-    `UPDATE callback_outbox SET state = 'pending', next_attempt_at = $2, lease_token = NULL
-      WHERE webhook_id = $1 AND NOT (lease_token IS NOT NULL AND next_attempt_at > $2) RETURNING order_uuid`,
-    [webhookId, now],
+    `UPDATE callback_outbox SET state = 'pending', next_attempt_at = now(), lease_token = NULL
+      WHERE webhook_id = $1 AND NOT (lease_token IS NOT NULL AND next_attempt_at > now()) RETURNING order_uuid`,
+    [webhookId],
   );
   if (!row) {
     const [inFlight] = await db.query<{ next_attempt_at: Date }>('SELECT next_attempt_at FROM callback_outbox WHERE webhook_id = $1', [webhookId]);

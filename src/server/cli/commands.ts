@@ -177,7 +177,7 @@ export const COMMANDS: Command[] = [
     example: 'partner-api callbacks redeliver --webhook-id msg_…',
     async run(flags, config) {
       const webhookId = required(flags, 'webhook-id');
-      const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId, new Date())).catch((error: unknown) => {
+      const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId)).catch((error: unknown) => {
         throw error instanceof CallbackInFlightError ? new RefusedError(error.message) : error;
       });
       if (!event) throw new RefusedError(`no callback ${webhookId}`);

@@ -9,7 +9,8 @@ import type { Orders } from '../orders/orders.js';
 import type { Clock } from '../shared/time.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { createAuthenticator } from './authentication.js';
-import { createMetrics, operationsRoutes, type Metrics } from './operations-routes.js';
+import type { Metrics } from './metrics.js';
+import { operationsRoutes } from './operations-routes.js';
 import { partnerRoutes } from './partner-routes.js';
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, ProblemError, sendProblem } from './problems.js';
 import { createRateLimiter } from './rate-limit.js';
@@ -18,19 +19,19 @@ import { sandboxRoutes } from './sandbox-routes.js';
 export const BODY_LIMIT = 16 * 1024;
 
 export interface AppDeps {
-  config: Pick<Config, 'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds'>;
+  config: Pick<Config, 'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'trustedProxies' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds'>;
   db: Database;
   merchants: Merchants;
   orders: Orders;
   withdrawals: Withdrawals;
   now: Clock;
+  metrics: Metrics;
   /** false for tests and benchmarks; otherwise JSON logs at config.logLevel. */
   logger?: boolean;
 }
 
 export interface App {
   fastify: FastifyInstance;
-  metrics: Metrics;
 }
 
 export function buildApp(deps: AppDeps): App {
@@ -46,6 +47,9 @@ export function buildApp(deps: AppDeps): App {
     frameworkErrors: frameworkErrorHandler,
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // request.ip (the rate limits, the logs) is the TCP peer, or the client X-Forwarded-For names when
+    // the peer is one of the operator's proxies: the nearest address there that is not a trusted proxy.
+    trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     logger:
       deps.logger === false
         ? false
@@ -67,7 +71,7 @@ export function buildApp(deps: AppDeps): App {
   fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) => done(null, body));
   fastify.decorateRequest('merchant', null);
 
-  const metrics = createMetrics();
+  const { metrics } = deps;
   operationsRoutes(fastify, { db: deps.db, metrics });
   const guard = {
     authenticator: createAuthenticator(deps.merchants, deps.config.timestampToleranceSeconds, deps.now),
@@ -83,5 +87,5 @@ export function buildApp(deps: AppDeps): App {
   if (deps.config.mode === 'sandbox') {
     sandboxRoutes(fastify, { ...guard, db: deps.db, withdrawals: deps.withdrawals, now: deps.now, watchWindowSeconds: deps.config.watchWindowSeconds });
   }
-  return { fastify, metrics };
+  return { fastify };
 }

@@ -1,11 +1,14 @@
 // Request authentication per DESIGN §3, on the raw request: the raw request target and the raw body
 // bytes, checked before any JSON is parsed; timestamps within the tolerance; signatures compared in
-// constant time (src/signing: node:crypto timingSafeEqual, or WebCrypto verify).
-import type { FastifyRequest } from 'fastify';
+// constant time (src/signing: node:crypto timingSafeEqual, or WebCrypto verify). Also the guard every
+// merchant route (partner and sandbox) runs: authentication, the failure budget per client address,
+// the merchant's quota, then JSON.
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createRequestSigner, type RequestSigner } from '../../signing/index.js';
 import type { Merchant, Merchants } from '../merchants/merchants.js';
 import type { Clock } from '../shared/time.js';
 import { ProblemError } from './problems.js';
+import type { RateLimiter } from './rate-limit.js';
 
 interface CachedMerchant {
   merchant: Merchant;
@@ -17,12 +20,8 @@ const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 10_000;
 
 export interface Authenticator {
-  /**
-   * The merchant that signed the request; throws a 401 ProblemError naming the failed check.
-   * `beforeLookup` runs before an API key not in the cache costs any work (it charges the caller's
-   * quota and may throw a 429), so guessing keys is bounded before it reaches the database.
-   */
-  authenticate(request: FastifyRequest, rawBody: Uint8Array | undefined, beforeLookup: () => void): Promise<Merchant>;
+  /** The merchant that signed the request; throws a 401 ProblemError naming the failed check. */
+  authenticate(request: FastifyRequest, rawBody: Uint8Array | undefined): Promise<Merchant>;
 }
 
 function headerValue(request: FastifyRequest, name: string): string | undefined {
@@ -34,14 +33,24 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
   // Merchants and their imported HMAC keys are kept for a short while: a signed GET then costs no
   // database round trip for authentication.
   const cache = new Map<string, CachedMerchant>();
-  // Keys no merchant has, for as long: a flood of made-up keys costs one query each at most once.
+  // Keys no merchant has, for as long: a flood of made-up keys costs one indexed query per key and
+  // 30 s, and the same key asked for by many requests at once is looked up once (`pending`).
   const misses = new Map<string, number>();
+  const pending = new Map<string, Promise<CachedMerchant | undefined>>();
 
-  async function lookup(apiKey: string, beforeLookup: () => void): Promise<CachedMerchant | undefined> {
+  function lookup(apiKey: string): Promise<CachedMerchant | undefined> {
     const hit = cache.get(apiKey);
-    if (hit && hit.expires > now()) return hit;
-    beforeLookup();
-    if ((misses.get(apiKey) ?? 0) > now()) return undefined;
+    if (hit && hit.expires > now()) return Promise.resolve(hit);
+    if ((misses.get(apiKey) ?? 0) > now()) return Promise.resolve(undefined);
+    let loading = pending.get(apiKey);
+    if (!loading) {
+      loading = load(apiKey).finally(() => pending.delete(apiKey));
+      pending.set(apiKey, loading);
+    }
+    return loading;
+  }
+
+  async function load(apiKey: string): Promise<CachedMerchant | undefined> {
     const merchant = await merchants.byApiKey(apiKey);
     if (!merchant) {
       if (misses.size >= CACHE_MAX) misses.clear();
@@ -55,7 +64,7 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
   }
 
   return {
-    async authenticate(request, rawBody, beforeLookup) {
+    async authenticate(request, rawBody) {
       const apiKey = headerValue(request, 'x-api-key');
       const timestamp = headerValue(request, 'x-timestamp');
       const signature = headerValue(request, 'x-signature');
@@ -74,7 +83,7 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
           { serverTime },
         );
       }
-      const entry = await lookup(apiKey!, beforeLookup);
+      const entry = await lookup(apiKey!);
       if (!entry) throw new ProblemError(401, 'unknown_api_key', 'No merchant has this API key.');
       const parts = { timestamp: timestamp!, method: request.method, target: request.raw.url ?? '', body: rawBody };
       if (!(await entry.signer.verify(parts, signature!))) {
@@ -82,5 +91,58 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
       }
       return entry.merchant;
     },
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    merchant: Merchant | null;
+  }
+}
+
+export interface GuardDeps {
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJsonBody(request: FastifyRequest, raw: Buffer | undefined): unknown {
+  const type = request.headers['content-type'] ?? '';
+  if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type)) {
+    throw new ProblemError(415, 'unsupported_media_type', 'Send the body as application/json.');
+  }
+  try {
+    return JSON.parse(utf8.decode(raw ?? new Uint8Array()));
+  } catch {
+    throw new ProblemError(400, 'malformed_json', 'The request body is not valid UTF-8 JSON.');
+  }
+}
+
+/**
+ * The preValidation guard of every merchant route: authentication on the raw bytes, the quota, and
+ * only then JSON parsing, so that nothing unauthenticated is ever parsed.
+ */
+export function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
+  return async function guard(request: FastifyRequest, reply: FastifyReply) {
+    const raw = Buffer.isBuffer(request.body) ? request.body : undefined;
+    let merchant: Merchant;
+    try {
+      merchant = await authenticator.authenticate(request, raw);
+    } catch (error) {
+      // Only a failure is charged to the caller's address, once the lookup or the check has failed:
+      // a correctly signed request of an existing merchant never pays for other callers' failures,
+      // even from the same address (one NAT, or a proxy not listed in TRUSTED_PROXIES).
+      const state = rateLimiter.take(`ip:${request.ip}`);
+      reply.headers(rateLimiter.headers(state));
+      if (!state.allowed) throw new ProblemError(429, 'rate_limited', `Too many failed authentications from this address; retry in ${state.resetSeconds} s.`);
+      throw error;
+    }
+    const state = rateLimiter.take(`merchant:${merchant.id}`);
+    reply.headers(rateLimiter.headers(state));
+    if (!state.allowed) throw new ProblemError(429, 'rate_limited', `The quota (${rateLimiter.policy}) is used up; retry in ${state.resetSeconds} s.`);
+    request.merchant = merchant;
+    // Fastify reads no body for GET, so only POST has one to parse.
+    if (request.method === 'POST') request.body = parseJsonBody(request, raw);
   };
 }

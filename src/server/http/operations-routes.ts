@@ -2,48 +2,14 @@
 // and contract served beside the API.
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { haltedNetworks } from '../chain/halt.js';
 import { contractText } from './openapi-document.js';
 import type { Database } from '../db/database.js';
+import type { Metrics } from './metrics.js';
 import { ProblemError } from './problems.js';
 import { staticAsset } from './static-asset.js';
 
 export const DOCS_PATH = new URL('../../../dist/docs/index.html', import.meta.url);
-
-export interface Metrics {
-  registry: Registry;
-  requests: Histogram<'method' | 'route' | 'status'>;
-  ordersCreated: Counter<'blockchain' | 'outcome'>;
-  chain: { lag: Gauge<'network'>; halted: Gauge<'network'> };
-  jobLeader: Gauge<'job'>;
-}
-
-export function createMetrics(): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  return {
-    registry,
-    requests: new Histogram({
-      name: 'partner_api_http_request_duration_seconds',
-      help: 'HTTP requests by route and status',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers: [registry],
-    }),
-    ordersCreated: new Counter({
-      name: 'partner_api_orders_created_total',
-      help: 'Order creations by network and outcome (created, replayed, conflict)',
-      labelNames: ['blockchain', 'outcome'],
-      registers: [registry],
-    }),
-    chain: {
-      lag: new Gauge({ name: 'partner_chain_cursor_lag_blocks', help: 'Confirmed blocks the scanner has not scanned yet (head − cursor), by network', labelNames: ['network'], registers: [registry] }),
-      halted: new Gauge({ name: 'partner_chain_halted', help: '1 while crediting on the network is halted after a reorg deeper than its confirmations', labelNames: ['network'], registers: [registry] }),
-    },
-    jobLeader: new Gauge({ name: 'partner_job_leader', help: '1 while this instance runs the job (a network scan, order expiry), 0 while another instance does', labelNames: ['job'], registers: [registry] }),
-  };
-}
 
 export function operationsRoutes(app: FastifyInstance, deps: { db: Database; metrics: Metrics }) {
   app.addHook('onResponse', async (request, reply) => {

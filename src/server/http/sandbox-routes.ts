@@ -11,7 +11,7 @@ import { creditTransfers } from '../orders/deposits.js';
 import { READ_ORDER_SQL, toDepositOrder, type OrderRow } from '../orders/orders.js';
 import type { Clock } from '../shared/time.js';
 import { DuplicateWithdrawalError, type Withdrawals } from '../withdrawals/withdrawals.js';
-import { merchantGuard, type GuardDeps } from './partner-routes.js';
+import { merchantGuard, type GuardDeps } from './authentication.js';
 import { ProblemError } from './problems.js';
 
 const invalid = (pointer: string, detail: string) =>

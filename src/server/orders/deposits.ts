@@ -102,7 +102,6 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
         occurredAt: transfer.blockTime ?? now,
         payload: { event: 'order.deposit', amount: toJsonInteger(transfer.amount), txId: transfer.txHash, ...toDepositOrder(row!) },
       },
-      now,
     );
     credits.push({ orderUuid: row!.uuid, amount: transfer.amount, status: row!.status, receivedAmount: row!.received_amount });
   }
@@ -129,7 +128,7 @@ export async function expireOrders(db: Database, now: Date, scannedNetworks: rea
     );
     for (const row of rows) {
       const payload = { event: 'order.expired' as const, ...toDepositOrder(row) };
-      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, occurredAt: new Date(payload.expiredAt), payload }, now);
+      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, occurredAt: new Date(payload.expiredAt), payload });
     }
     return rows.length;
   });

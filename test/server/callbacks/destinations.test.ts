@@ -1,7 +1,7 @@
 // One classification of callback destinations (issue 9, item 11): the same function judges a
 // callbackUrl when an order is created and every address a delivery would connect to.
 import { describe, expect, it } from 'vitest';
-import { callbackPolicy, callbackUrlProblem, isLoopbackHost, isNonPublicAddress, publicOnlyLookup } from '../../../src/server/callbacks/destinations.js';
+import { callbackPolicy, callbackUrlProblem, isNonPublicAddress, publicOnlyLookup } from '../../../src/server/callbacks/destinations.js';
 
 describe('non-public addresses', () => {
   it.each([
@@ -12,6 +12,12 @@ describe('non-public addresses', () => {
     '::1', '::', '::7f00:1', '::127.0.0.1', '::a9fe:a9fe', 'fe80::1', 'fe80::1%eth0', 'fec0::1', 'fc00::1', 'fd12:3456::1', 'ff02::1',
     '::ffff:10.0.0.1', '::ffff:a00:1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '64:ff9b::127.0.0.1', '64:ff9b:1::8.8.8.8',
     '2002:7f00:1::', '2002:a9fe:a9fe::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:db8::1', '3fff::1', '100::1',
+    // issue 23 (10): SIIT's IPv4-translated ::ffff:0:0:0/96 (127.0.0.1, the metadata service), SRv6 SIDs
+    '::ffff:0:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:a9fe:a9fe', '::ffff:0:169.254.169.254', '::ffff:0:808:808', '5f00::1', '5f00:1234::7f00:1',
+    // the rest of the IANA special-purpose registry outside global unicast, and space never assigned
+    '100:0:0:1::1', '64:ff9b:1:ffff::1', '4000::1', 'c000::1', 'e000::1', 'fe00::1', '1::1', '::2', '0:0:0:1::',
+    // inside 2000::/3: benchmarking, ORCHIDv2, documentation
+    '2001:2::1', '2001:20::1', '2001:db8:ffff::1', '3fff:fff::1',
   ])('%s is not public', (ip) => expect(isNonPublicAddress(ip)).toBe(true));
 
   it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700::1111', '::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1', '2a00:1450:4001::200e'])(
@@ -22,8 +28,8 @@ describe('non-public addresses', () => {
 
 describe('callback URLs', () => {
   const live = callbackPolicy('live', false);
-  const publicSandbox = callbackPolicy('sandbox', false);
-  const loopbackSandbox = callbackPolicy('sandbox', true);
+  const sandbox = callbackPolicy('sandbox', false);
+  const privateAllowed = callbackPolicy('sandbox', true);
 
   it('keep to https and public hosts in live mode', () => {
     expect(callbackUrlProblem('https://merchant.example/cb', live)).toBeUndefined();
@@ -36,17 +42,19 @@ describe('callback URLs', () => {
     }
   });
 
-  it('may be plain http in the sandbox, and local only when the sandbox listens on loopback', () => {
-    expect(callbackUrlProblem('http://127.0.0.1:9000/cb', loopbackSandbox)).toBeUndefined();
-    expect(callbackUrlProblem('http://127.0.0.1:9000/cb', publicSandbox)).toMatch(/private/);
-    expect(callbackUrlProblem('http://merchant.example/cb', publicSandbox)).toBeUndefined();
-    expect(callbackUrlProblem('https://u:p@merchant.example/cb', loopbackSandbox)).toMatch(/password/);
-    expect(callbackUrlProblem('ftp://merchant.example/cb', loopbackSandbox)).toMatch(/https/);
+  it('may be plain http in the sandbox, and local only when the operator allows private callbacks', () => {
+    expect(callbackUrlProblem('http://127.0.0.1:9000/cb', privateAllowed)).toBeUndefined();
+    expect(callbackUrlProblem('http://127.0.0.1:9000/cb', sandbox)).toMatch(/private/);
+    expect(callbackUrlProblem('http://merchant.example/cb', sandbox)).toBeUndefined();
+    expect(callbackUrlProblem('https://u:p@merchant.example/cb', privateAllowed)).toMatch(/password/);
+    expect(callbackUrlProblem('ftp://merchant.example/cb', privateAllowed)).toMatch(/https/);
   });
 
-  it('knows a loopback listening address', () => {
-    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', '[::1]', '0:0:0:0:0:0:0:1']) expect(isLoopbackHost(host), host).toBe(true);
-    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'api.example']) expect(isLoopbackHost(host), host).toBe(false);
+  it('refuses the SIIT and SRv6 forms of loopback and the metadata service in every mode', () => {
+    for (const url of ['https://[::ffff:0:127.0.0.1]/cb', 'https://[::ffff:0:a9fe:a9fe]/latest/meta-data/', 'https://[5f00::1]/cb']) {
+      expect(callbackUrlProblem(url, live), url).toMatch(/private/);
+      expect(callbackUrlProblem(url, sandbox), url).toMatch(/private/);
+    }
   });
 });
 

@@ -40,7 +40,7 @@ describe('partner-api refuses a bad configuration at start', () => {
     [['serve', '--mode', 'live'], /SECRET_KEY is required in live mode/],
     [['serve', '--tron-xpub', 'xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LETS7JY3xMYLp9fQpz1T3hNybGCC4bLgVS'], /extended private key/],
     [['serve', '--rate-limit', 'lots'], /RATE_LIMIT must be "requests\/seconds"/],
-    [['serve', '--database-url', 'mysql://x'], /DATABASE_URL must be a postgres:\/\/ URL/],
+    [['serve', '--database-url', 'postgres://u:p@db.invalid/x'], /--database-url is refused: .*set DATABASE_URL or DATABASE_URL_FILE/],
     [['serve', '--no-such-flag', '1'], /unknown flag --no-such-flag/],
     [['merchants', 'create'], /--name is required/],
     [['frobnicate'], /unknown command frobnicate/],

@@ -95,22 +95,47 @@ describe('in live mode', () => {
   });
 });
 
-describe('a sandbox listening on a public address', () => {
-  it('refuses private callback targets unless ALLOW_PRIVATE_CALLBACKS is set', async () => {
+// Issue 23 (6): a sandbox on loopback may be served to others through a proxy, so listening on
+// loopback turns nothing on; the operator's ALLOW_PRIVATE_CALLBACKS alone does. These URLs are only
+// validated (a 422 at creation), never contacted.
+describe('a sandbox on loopback (the default HOST)', () => {
+  const shared = {} as { loopback: TestPlatform; allowed: TestPlatform };
+  beforeAll(async () => {
+    shared.loopback = await startTestPlatform('pglite', { env: { HOST: '127.0.0.1' } });
+    shared.allowed = await startTestPlatform('pglite', { env: { HOST: '127.0.0.1', ALLOW_PRIVATE_CALLBACKS: 'true' } });
+  });
+  afterAll(async () => {
+    await shared.loopback?.close();
+    await shared.allowed?.close();
+  });
+
+  const internal = [
+    'http://169.254.169.254/latest/meta-data/iam/security-credentials/', // cloud metadata
+    'http://[fd00:ec2::254]/latest/meta-data/', // AWS metadata over IPv6
+    'http://[::ffff:0:a9fe:a9fe]/latest/meta-data/', // the same, SIIT form
+    'http://127.0.0.1:2375/v1.41/containers/create', // Docker's API
+    'http://172.17.0.1:2375/containers/json', // Docker's bridge
+    'http://localhost:9200/_cluster/settings', // Elasticsearch
+    'http://es.localhost:9200/_all', // Elasticsearch, a localhost subdomain
+    'http://127.0.0.1:8080/admin/shutdown?confirm=yes', // a local service's admin endpoint
+    'http://10.0.0.7:9200/', 'http://[::1]:9200/',
+  ];
+
+  it.each(internal)('refuses %s with 422 and stores nothing, unless ALLOW_PRIVATE_CALLBACKS is set', async (callbackUrl) => {
+    const response = await shared.loopback.client().POST('/partner/v1/platforms/orders', { body: orderRequest(`ssrf-${internal.indexOf(callbackUrl)}`, { callbackUrl }) });
+    expect(response.response.status).toBe(422);
+    expect(response.error?.errors?.map((e) => e.pointer)).toEqual(['/callbackUrl']);
+    expect(await shared.loopback.count('deposit_orders')).toBe(0);
+    expect((await shared.allowed.client().POST('/partner/v1/platforms/orders', { body: orderRequest(`ssrf-${internal.indexOf(callbackUrl)}`, { callbackUrl }) })).response.status).toBe(201);
+  });
+
+  it('keeps plain http to a public host allowed in the sandbox, on any address', async () => {
     const exposed = await startTestPlatform('pglite', { env: { HOST: '0.0.0.0' } });
-    const allowed = await startTestPlatform('pglite', { env: { HOST: '0.0.0.0', ALLOW_PRIVATE_CALLBACKS: 'true' } });
     try {
-      const local = orderRequest('sb-exposed', { callbackUrl: 'http://127.0.0.1:9000/cb' });
-      const refused = await exposed.client().POST('/partner/v1/platforms/orders', { body: local });
-      expect(refused.response.status).toBe(422);
-      expect(refused.error?.errors?.map((e) => e.pointer)).toEqual(['/callbackUrl']);
-      expect(await exposed.count('deposit_orders')).toBe(0);
-      // Plain http to a public host stays allowed in the sandbox.
       expect((await exposed.client().POST('/partner/v1/platforms/orders', { body: orderRequest('sb-public', { callbackUrl: 'http://merchant.example/cb' }) })).response.status).toBe(201);
-      expect((await allowed.client().POST('/partner/v1/platforms/orders', { body: local })).response.status).toBe(201);
+      expect((await shared.loopback.client().POST('/partner/v1/platforms/orders', { body: orderRequest('sb-public', { callbackUrl: 'http://merchant.example/cb' }) })).response.status).toBe(201);
     } finally {
       await exposed.close();
-      await allowed.close();
     }
   });
 });

@@ -42,6 +42,7 @@ describe.each(DATABASES)('crash safety on %s', (kind) => {
         ETHEREUM_MAX_BLOCK_RANGE: '2', // many small scan steps: the scanner is busy when the kill comes
         ETHEREUM_START_BLOCK: String(await chain.blockNumber()),
         CALLBACK_TIMEOUT_SECONDS: '1', // rows claimed before the kill are due again 3 s after
+        ALLOW_PRIVATE_CALLBACKS: 'true', // the receiver is on loopback
       };
       const first = await serve(env);
       const orders: CreatedDepositOrder[] = [];

@@ -1,0 +1,180 @@
+// Issue 23 (2): one merchant's receivers that never answer cost only that merchant. Measured before:
+// a merchant's 100 orders whose callbackUrl was a TCP tarpit delayed another merchant's deposit
+// callback by 86.7 s (16 slots and one queue for everyone).
+import { createServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallbackDispatcher } from '../../../src/server/callbacks/dispatcher.js';
+import { DEFAULT_FAIRNESS, DeliveryFairness } from '../../../src/server/callbacks/fairness.js';
+import { expireOrders } from '../../../src/server/orders/deposits.js';
+import { orderRequest } from '../../fixtures/orders.js';
+import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+import { startReceiver, type Receiver } from '../../support/receiver.js';
+
+/** A loopback TCP server that accepts every connection and never answers. */
+async function startTarpit() {
+  const sockets = new Set<Socket>();
+  let open = 0;
+  let maxOpen = 0;
+  let accepted = 0;
+  const server = createServer((socket) => {
+    accepted++;
+    maxOpen = Math.max(maxOpen, ++open);
+    sockets.add(socket);
+    socket.on('close', () => {
+      open--;
+      sockets.delete(socket);
+    });
+    socket.on('error', () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    open: () => open,
+    maxOpen: () => maxOpen,
+    accepted: () => accepted,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function until(condition: () => boolean, timeoutMs: number, what: string) {
+  const end = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const HOUR = 3_600_000;
+
+describe.each(DATABASES)('fair callback delivery on %s', (kind) => {
+  let t: TestPlatform;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    // The platform's clock is an hour behind: the orders it creates are past expiredAt by the real clock.
+    t = await startTestPlatform(kind, { now: () => Date.now() - HOUR, env: { ALLOW_PRIVATE_CALLBACKS: 'true', CALLBACK_TIMEOUT_SECONDS: '5' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+  });
+
+  it("a tarpit merchant's 100 expiring orders delay another merchant's deposit callback by at most 2 s", async () => {
+    const tarpit = await startTarpit();
+    const attacker = await t.createMerchant('tarpit merchant');
+    for (let i = 0; i < 100; i++) {
+      const { response } = await t.client(attacker).POST('/partner/v1/platforms/orders', { body: orderRequest(`tarpit-${i}`, { callbackUrl: `${tarpit.url}/cb/${i}` }) });
+      expect(response.status).toBe(201);
+    }
+    expect(await expireOrders(t.db, new Date())).toBe(100);
+    const { data: order } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('victim-1', { callbackUrl: `${receiver.url}/ok/victim-1` }) });
+    const dispatcher = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: Date.now });
+    dispatcher.start();
+    try {
+      await until(() => tarpit.open() >= DEFAULT_FAIRNESS.perMerchant, 5000, 'the tarpit to hold its deliveries');
+      const started = Date.now();
+      const deposit = await t.signed('POST', `/sandbox/v1/orders/${order!.uuid}/deposits`, { body: '{"amount":5}', headers: { 'Content-Type': 'application/json' } });
+      expect(deposit.status).toBe(201);
+      const [delivered] = await receiver.waitFor(1, (d) => d.path === '/ok/victim-1', 10_000);
+      const delayMs = delivered!.at - started;
+      expect(delayMs).toBeLessThanOrEqual(2000);
+      // The tarpit never held more than the merchant's share of the 16 slots.
+      expect(tarpit.maxOpen()).toBeLessThanOrEqual(DEFAULT_FAIRNESS.perMerchant);
+      console.info(`tarpit: another merchant's deposit callback arrived ${delayMs} ms after the deposit; the tarpit held at most ${tarpit.maxOpen()} of 16 slots`);
+    } finally {
+      const stopping = dispatcher.stop();
+      await tarpit.close();
+      await stopping;
+    }
+  });
+
+  it('backs off a destination that keeps not answering: after 3 attempts without an answer its events wait', async () => {
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    const tarpit = await startTarpit();
+    const merchant = await t.createMerchant('silent receiver');
+    for (let i = 0; i < 12; i++) {
+      await t.client(merchant).POST('/partner/v1/platforms/orders', { body: orderRequest(`silent-${i}`, { callbackUrl: `${tarpit.url}/cb/${i}` }) });
+    }
+    await expireOrders(t.db, new Date()); // these 12 (and the earlier test's order)
+    const dispatcher = new CallbackDispatcher({
+      db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, timeoutSeconds: 1, dispatchIntervalMs: 50 }, mode: 'sandbox', now: Date.now,
+    });
+    dispatcher.start();
+    try {
+      await until(() => tarpit.accepted() >= 3, 5000, 'three attempts');
+      await new Promise((r) => setTimeout(r, 1800)); // past their 1 s timeout, and the refills' too
+      // Four at once (the destination's share); a slot freed by each of the first two timeouts may be
+      // refilled before the third opens the breaker. Then nothing more is tried for its 30 s cooldown.
+      const tried = tarpit.accepted();
+      const most = DEFAULT_FAIRNESS.perDestination + DEFAULT_FAIRNESS.breakerThreshold - 1;
+      expect(tried).toBeGreaterThanOrEqual(DEFAULT_FAIRNESS.perDestination);
+      expect(tried).toBeLessThanOrEqual(most);
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(tarpit.accepted()).toBe(tried);
+      const [row] = await t.db.query<{ attempted: bigint; waiting: bigint }>(
+        `SELECT count(*) FILTER (WHERE attempts > 0)::bigint AS attempted, count(*) FILTER (WHERE attempts = 0)::bigint AS waiting
+           FROM callback_outbox WHERE url LIKE $1`,
+        [`${tarpit.url}/%`],
+      );
+      expect(Number(row!.attempted)).toBe(tried);
+      expect(Number(row!.waiting)).toBe(12 - tried);
+    } finally {
+      const stopping = dispatcher.stop();
+      await tarpit.close();
+      await stopping;
+    }
+  });
+});
+
+describe('the breaker of a destination', () => {
+  it('opens after 3 attempts in a row without an answer, lets one probe through after the cooldown, and doubles it after a failed probe', () => {
+    let now = 0;
+    const fairness = new DeliveryFairness(DEFAULT_FAIRNESS, () => now);
+    const free = () => fairness.capacity().destinations.free[fairness.capacity().destinations.keys.indexOf('http://silent')];
+    for (let i = 0; i < 4; i++) fairness.started('m1', 'http://silent');
+    expect(free()).toBe(0);
+    expect(fairness.capacity().merchants).toEqual({ ids: ['m1'], free: [0] });
+    fairness.finished('m1', 'http://silent', false);
+    fairness.finished('m1', 'http://silent', false);
+    expect(free()).toBe(2); // two failures: still closed
+    fairness.finished('m1', 'http://silent', false);
+    expect(free()).toBe(0); // open for 30 s
+    fairness.finished('m1', 'http://silent', false); // begun before it opened: the cooldown stays 30 s
+    now = 29_999;
+    expect(free()).toBe(0);
+    now = 30_000;
+    expect(free()).toBe(1); // half-open: one probe
+    fairness.started('m1', 'http://silent');
+    expect(free()).toBe(0);
+    fairness.finished('m1', 'http://silent', false);
+    now = 30_000 + 59_999;
+    expect(free()).toBe(0); // open again, for 60 s
+    now = 90_000;
+    fairness.started('m1', 'http://silent');
+    fairness.finished('m1', 'http://silent', true); // an answer closes it
+    expect(fairness.capacity()).toEqual({ merchants: { ids: [], free: [] }, destinations: { keys: [], free: [] } });
+  });
+
+  it('caps the cooldown at 10 minutes', () => {
+    let now = 0;
+    const fairness = new DeliveryFairness(DEFAULT_FAIRNESS, () => now);
+    const probeFails = () => {
+      fairness.started('m', 'd');
+      fairness.finished('m', 'd', false);
+    };
+    for (let i = 0; i < 3; i++) probeFails();
+    for (let i = 0; i < 10; i++) {
+      now += 600_000;
+      probeFails();
+    }
+    now += 599_999;
+    expect(fairness.capacity().destinations.free).toEqual([0]);
+    now += 1;
+    expect(fairness.capacity().destinations.free).toEqual([1]);
+  });
+});
