@@ -8,7 +8,7 @@ import { creditTransfers, watchedAddresses, type Credit, type Transfer } from '.
 import type { Clock } from '../shared/time.js';
 import { runRepeatedly } from '../process/repeat.js';
 import { halt } from './halt.js';
-import { isLogLimitError, JsonRpcClient, suggestedRange, type RpcBlock, type RpcLog } from './rpc.js';
+import { FinalityUnavailableError, isLogLimitError, JsonRpcClient, suggestedRange, type RpcBlock, type RpcLog } from './rpc.js';
 
 /** keccak256("Transfer(address,address,uint256)") */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -132,7 +132,8 @@ export class ChainScanner {
   /**
    * The newest block whose transfers count: enough confirmations, or the node's finalized block.
    * Only a node that does not know the `finalized` tag falls back to confirmations; any other
-   * failure ends the round (retried at the next), so a rate limit never moves crediting past finality.
+   * failure ends the round (retried at the next), so a rate limit never moves crediting past finality,
+   * and a node without a finalized block yet (FinalityUnavailableError) makes the scan wait.
    */
   async confirmedHead(): Promise<bigint> {
     if (this.options.chain.finality === 'finalized') {
@@ -311,7 +312,10 @@ export class ChainScanner {
     this.loop = runRepeatedly(
       async () => (await runsHere()) && (await this.scanOnce()) !== undefined, // catching up: scan again at once
       this.options.chain.pollIntervalSeconds * 1000,
-      (error) => this.options.log?.warn({ err: error, network: this.options.network }, 'chain scan failed; retrying'),
+      (error) =>
+        error instanceof FinalityUnavailableError
+          ? this.options.log?.warn({ network: this.options.network, err: error.message }, 'finality is "finalized" but the node has no finalized block yet: crediting waits')
+          : this.options.log?.warn({ err: error, network: this.options.network }, 'chain scan failed; retrying'),
     );
   }
 

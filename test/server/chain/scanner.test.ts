@@ -306,7 +306,7 @@ describe('recognising node errors', () => {
   it('falls back from `finalized` only when the node says the tag is unsupported', () => {
     expect(isUnsupportedTag(error(-32601, 'the method eth_getBlockByNumber does not exist/is not available'))).toBe(true);
     expect(isUnsupportedTag(error(-32602, 'invalid block tag finalized'))).toBe(true);
-    expect(isUnsupportedTag(error(-32000, 'finalized block not found'))).toBe(true); // geth before the merge
+    expect(isUnsupportedTag(error(-32000, 'finalized block not found'))).toBe(false); // geth waiting for finality: no fallback
     expect(isUnsupportedTag(error(undefined, 'eth_getBlockByNumber: HTTP 429', 429))).toBe(false);
     expect(isUnsupportedTag(error(undefined, 'eth_getBlockByNumber: HTTP 503', 503))).toBe(false);
     expect(isUnsupportedTag(error(-32005, 'rate limit exceeded'))).toBe(false);
