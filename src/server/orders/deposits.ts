@@ -1,8 +1,7 @@
 // Crediting deposits and the order lifecycle (DESIGN §5). One path for chain transfers and the
-// sandbox helper: each transfer is credited exactly once (unique network + tx hash + order + the
-// transfer's ordinal in its transaction, which survives a re-mining),
-// receivedAmount is the exact integer sum, and every credit or expiry writes its callback to the
-// outbox in the same transaction.
+// sandbox helper: each transfer is credited exactly once (its identity: network + tx hash + order +
+// log index in its block, see alreadyCredited), receivedAmount is the exact integer sum, and every
+// credit or expiry writes its callback to the outbox in the same transaction.
 import type { Network } from '../addresses/derivation.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Database, Sql } from '../db/database.js';
@@ -68,11 +67,20 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
   const { now } = times;
   for (const transfer of transfers) {
     if (transfer.amount <= 0n) continue;
+    // The order row is locked: concurrent credits to one order (two sandbox requests, a rescan beside
+    // the scanner) take turns, so the total checked below is the total written, and the identity
+    // check sees every deposit committed before.
     const [order] = await tx.query<{ uuid: string; received_amount: bigint }>(
-      'SELECT uuid, received_amount FROM deposit_orders WHERE blockchain = $1 AND address = $2 AND expired_at > $3',
+      'SELECT uuid, received_amount FROM deposit_orders WHERE blockchain = $1 AND address = $2 AND expired_at > $3 FOR UPDATE',
       [transfer.network, transfer.to, times.anyTime ? new Date(0) : watchedSince(times.at, times.watchWindowSeconds)],
     );
     if (!order) continue;
+    const credited = await alreadyCredited(tx, transfer, order.uuid);
+    if (credited === 'another amount') {
+      refusals.push({ transfer, reason: `log ${transfer.logIndex} of this transaction was credited before with another amount: the node's answers disagree` });
+      continue;
+    }
+    if (credited) continue;
     if (order.received_amount + transfer.amount > MAX_AMOUNT) {
       refusals.push({ transfer, reason: `the order's total would pass ${MAX_AMOUNT} smallest units` });
       continue;
@@ -80,7 +88,7 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
     const [inserted] = await tx.query(
       `INSERT INTO deposits (network, tx_hash, log_index, transfer_ordinal, block_number, block_hash, order_uuid, amount, source)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (network, tx_hash, order_uuid, transfer_ordinal) DO NOTHING RETURNING id`,
+       ON CONFLICT DO NOTHING RETURNING id`,
       [transfer.network, transfer.txHash, transfer.logIndex, transfer.ordinal ?? 0, transfer.blockNumber, transfer.blockHash ?? null, order.uuid, transfer.amount, transfer.source],
     );
     if (!inserted) continue;
@@ -107,6 +115,26 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
     credits.push({ orderUuid: row!.uuid, amount: transfer.amount, status: row!.status, receivedAmount: row!.received_amount });
   }
   return { credits, refusals };
+}
+
+/**
+ * Whether this transfer to this order was credited before: the deposit of the same log (same log
+ * index, from the same block, or one whose block is not recorded). A transaction re-mined in another
+ * block after a reorg keeps its hash but its logs get new indexes: there a deposit of the replaced
+ * block is the same transfer when it is the same n-th transfer of the transaction to the order, with
+ * the same amount. A log index alone never stands in for another: a node that once omitted one of a
+ * transaction's two transfers and later returns both gets the missing one credited, the other not again.
+ */
+async function alreadyCredited(tx: Sql, transfer: Transfer, orderUuid: string): Promise<boolean | 'another amount'> {
+  const rows = await tx.query<{ log_index: number; block_hash: string | null; amount: bigint }>(
+    'SELECT log_index, block_hash, amount FROM deposits WHERE network = $1 AND tx_hash = $2 AND order_uuid = $3 ORDER BY log_index',
+    [transfer.network, transfer.txHash, orderUuid],
+  );
+  const hash = transfer.blockHash ?? null;
+  const sameLog = rows.find((row) => row.log_index === transfer.logIndex && (row.block_hash === hash || row.block_hash === null || hash === null));
+  if (sameLog) return sameLog.amount === transfer.amount ? true : 'another amount';
+  const replaced = rows.filter((row) => row.block_hash !== null && hash !== null && row.block_hash !== hash);
+  return replaced[transfer.ordinal ?? 0]?.amount === transfer.amount;
 }
 
 /**
