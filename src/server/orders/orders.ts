@@ -33,6 +33,12 @@ export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_
 /** The read of one order by its primary key (and owner). */
 export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
 
+/** One order of a merchant, as the database holds it. */
+export async function readOrderRow(sql: Sql, merchantId: string, uuid: string): Promise<OrderRow | undefined> {
+  const [row] = await sql.query<OrderRow>(READ_ORDER_SQL, [uuid, merchantId]);
+  return row;
+}
+
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
 const READ_ORDERS_SQL = `SELECT merchant_id, ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
 
