@@ -7,3 +7,11 @@
 -- (orders/deposits.ts), under the order's row lock.
 ALTER TABLE deposits DROP CONSTRAINT deposits_transfer_identity;
 CREATE UNIQUE INDEX deposits_log_identity ON deposits (network, tx_hash, order_uuid, log_index, (COALESCE(block_hash, '')));
+
+-- Which instance runs each background job (process/leadership.ts): a lease its holder renews at every
+-- round and any other instance takes over once expired, by the database's clock alone.
+CREATE TABLE job_leases (
+  job text PRIMARY KEY,
+  holder uuid NOT NULL,
+  expires_at timestamptz NOT NULL
+);
