@@ -36,6 +36,8 @@ export interface Credit {
 /** A transfer to a watched order that is not credited, and why (the operator must look at it). */
 export interface Refusal {
   transfer: Transfer;
+  /** Its log credited before with another amount, or the order's total would pass what JSON carries. */
+  kind: 'another_amount' | 'total_too_large';
   reason: string;
 }
 
@@ -77,12 +79,12 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
     if (!order) continue;
     const credited = await alreadyCredited(tx, transfer, order.uuid);
     if (credited === 'another amount') {
-      refusals.push({ transfer, reason: `log ${transfer.logIndex} of this transaction was credited before with another amount: the node's answers disagree` });
+      refusals.push({ transfer, kind: 'another_amount', reason: `log ${transfer.logIndex} of this transaction was credited before with another amount: the node's answers disagree` });
       continue;
     }
     if (credited) continue;
     if (order.received_amount + transfer.amount > MAX_AMOUNT) {
-      refusals.push({ transfer, reason: `the order's total would pass ${MAX_AMOUNT} smallest units` });
+      refusals.push({ transfer, kind: 'total_too_large', reason: `the order's total would pass ${MAX_AMOUNT} smallest units` });
       continue;
     }
     const [inserted] = await tx.query(

@@ -36,7 +36,7 @@ export async function sandboxDeposit(db: Database, deposit: SandboxDeposit): Pro
     }),
   );
   // A refusal is decided under the order's row lock: two concurrent deposits cannot both pass the bound.
-  if (refusals.length > 0) return { outcome: 'total_too_large' };
+  if (refusals[0]?.kind === 'total_too_large') return { outcome: 'total_too_large' };
   if (credits.length === 0) {
     const [previous] = await db.query<{ amount: bigint }>('SELECT amount FROM deposits WHERE network = $1 AND tx_hash = $2 AND order_uuid = $3', [order.blockchain, txHash, order.uuid]);
     if (!previous) return { outcome: 'not_watched' };
