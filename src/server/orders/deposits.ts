@@ -141,25 +141,28 @@ async function alreadyCredited(tx: Sql, transfer: Transfer, orderUuid: string): 
 
 /**
  * Moves orders past expiredAt without enough deposits to EXPIRED, each with its callback. An order of
- * a scanned network expires only once its scanner has committed a block from expiredAt or later: a
- * payment mined before expiredAt but not yet confirmed is credited first, never after an expiry. The
- * orders of networks that are not scanned (the sandbox's) expire by the clock.
+ * a network that has a scan cursor expires only once a scanner has committed a block from expiredAt or
+ * later: a payment mined before expiredAt but not yet confirmed is credited first, never after an
+ * expiry. That holds in every instance, one without that network's RPC URL too (it never expires
+ * such orders by its clock alone). The orders of networks never scanned (the sandbox's) expire by the
+ * clock: the database's (`now` undefined), one clock for every instance; tests may give their own.
  */
-export async function expireOrders(db: Database, now: Date, scannedNetworks: readonly Network[] = [], limit = 500): Promise<number> {
+export async function expireOrders(db: Database, now?: Date, scannedNetworks: readonly Network[] = [], limit = 500): Promise<number> {
   return db.transaction(async (tx) => {
+    const at = now ?? (await tx.query<{ now: Date }>('SELECT now() AS now'))[0]!.now;
     const rows = await tx.query<OwnedOrderRow>(
       `UPDATE deposit_orders SET status = 'EXPIRED'
         WHERE uuid IN (SELECT o.uuid FROM deposit_orders o
                          LEFT JOIN chain_cursors c ON c.network = o.blockchain
                         WHERE o.status = 'NEW' AND o.expired_at <= $1
-                          AND (NOT o.blockchain = ANY($3::text[]) OR c.scanned_block_time >= o.expired_at)
+                          AND ((c.network IS NULL AND NOT o.blockchain = ANY($3::text[])) OR c.scanned_block_time >= o.expired_at)
                         ORDER BY o.expired_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
         RETURNING merchant_id, ${ORDER_COLUMNS}`,
-      [now, limit, scannedNetworks],
+      [at, limit, scannedNetworks],
     );
     for (const row of rows) {
       const payload = { event: 'order.expired' as const, ...toDepositOrder(row) };
-      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, occurredAt: new Date(payload.expiredAt), payload }, now);
+      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, occurredAt: new Date(payload.expiredAt), payload }, at);
     }
     return rows.length;
   });

@@ -37,8 +37,8 @@ export async function startWorkers(deps: { config: Config; db: Database; secrets
   for (const { scanner, leadership } of scanJobs) scanner.start(() => leadership.isLeader());
   dispatcher.start();
   const expiry = runRepeatedly(
-    // A full batch: more are due. Orders of the scanned networks expire by their scanners' chain time.
-    async () => (await expiryLead.isLeader()) && (await expireOrders(db, new Date(now()), scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
+    // A full batch: more are due. By the database's clock; orders of networks with a scan cursor by chain time.
+    async () => (await expiryLead.isLeader()) && (await expireOrders(db, undefined, scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
     config.expiryIntervalSeconds * 1000,
     (error) => log?.warn({ err: error }, 'order expiry failed'),
   );
