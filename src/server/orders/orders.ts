@@ -64,7 +64,8 @@ export function toDepositOrder(row: OrderRow): DepositOrder {
 
 export type CreateResult =
   | { outcome: 'created' | 'replayed'; order: CreatedDepositOrder }
-  | { outcome: 'conflict'; existing: OrderRow };
+  | { outcome: 'conflict'; existing: OrderRow }
+  | { outcome: 'too_many_open_orders'; limit: number };
 
 function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean {
   return (
@@ -90,9 +91,11 @@ interface NewOrder {
 }
 
 /**
- * The creates of one turn in one statement. An order that exists (the same externalId) or whose address
- * index was meanwhile handed to another process is not inserted. The reservation of each index used
- * ends in the same statement (addresses/pool.ts).
+ * The creates of one turn in one statement. An order that exists (the same externalId), whose address
+ * index was meanwhile handed to another process, or whose merchant has $13 open orders already is not
+ * inserted (the open orders are counted as the statement starts: creates of one batch may pass the
+ * limit by the batch's size). The reservation of each index used ends in the same statement
+ * (addresses/pool.ts).
  */
 const INSERT_ORDERS_SQL = `
   WITH inserted AS (
@@ -100,6 +103,8 @@ const INSERT_ORDERS_SQL = `
                                 address_index, address, address_qr, min_amount, expired_at)
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                          $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[])
+           AS n (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at)
+     WHERE (SELECT count(*) FROM deposit_orders o WHERE o.merchant_id = n.merchant_id AND o.status = 'NEW') < $13
     ON CONFLICT DO NOTHING
     RETURNING uuid, blockchain, address_index),
   used AS (
@@ -149,7 +154,7 @@ export class Orders {
 
   constructor(
     private readonly db: Database,
-    private readonly config: Pick<Config, 'networks' | 'orderLifetimeSeconds'>,
+    private readonly config: Pick<Config, 'networks' | 'orderLifetimeSeconds' | 'maxOpenOrdersPerMerchant'>,
     private readonly now: Clock,
   ) {
     // The xpubs were checked when the config was loaded (config.ts), so the thread cannot refuse them.
@@ -157,7 +162,7 @@ export class Orders {
     this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
     // The creates of one turn of the event loop whose addresses are ready share one insert.
     this.inserts = new DataLoader(async (orders: readonly NewOrder[]) => {
-      const inserted = new Set((await db.query<{ uuid: string }>(INSERT_ORDERS_SQL, insertColumns(orders))).map((row) => row.uuid));
+      const inserted = new Set((await db.query<{ uuid: string }>(INSERT_ORDERS_SQL, [...insertColumns(orders), config.maxOpenOrdersPerMerchant])).map((row) => row.uuid));
       return orders.map((order) => (inserted.has(order.uuid) ? insertedRow(order) : undefined));
     }, ONE_TURN_BATCHES);
   }
@@ -190,9 +195,18 @@ export class Orders {
         this.addresses.giveBack(address);
         return this.replayOrConflict(existing, request);
       }
+      if (await this.openOrdersAtLimit(merchantId)) {
+        this.addresses.giveBack(address);
+        return { outcome: 'too_many_open_orders', limit: this.config.maxOpenOrdersPerMerchant };
+      }
       // Else the address's index was used by another process: it is dropped, and the create takes another.
       if (attempt === ADDRESS_ATTEMPTS) throw new Error(`no free ${network} address after ${ADDRESS_ATTEMPTS} attempts`);
     }
+  }
+
+  private async openOrdersAtLimit(merchantId: string): Promise<boolean> {
+    const [row] = await this.db.query<{ open: bigint }>("SELECT count(*) AS open FROM deposit_orders WHERE merchant_id = $1 AND status = 'NEW'", [merchantId]);
+    return row!.open >= BigInt(this.config.maxOpenOrdersPerMerchant);
   }
 
   /** Stops the address thread. */
