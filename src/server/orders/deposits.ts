@@ -6,7 +6,7 @@ import type { Network } from '../addresses/derivation.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Database, Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
-import { ORDER_COLUMNS, toDepositOrder, type OrderRow } from './orders.js';
+import { ORDER_COLUMNS, toDepositOrder, type OrderRow } from './order-rows.js';
 
 export interface Transfer {
   network: Network;

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { DepositOrder } from '../../../generated/schema.js';
 import type { Database } from '../db/database.js';
 import { creditTransfers } from './deposits.js';
-import { readOrderRow, toDepositOrder } from './orders.js';
+import { readOrderRow, toDepositOrder } from './order-rows.js';
 
 export type SandboxDepositResult =
   | { outcome: 'credited' | 'replayed'; order: DepositOrder }

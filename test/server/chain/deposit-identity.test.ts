@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { resumeNetwork } from '../../../src/server/chain/halt.js';
-import { addressTopic, ChainScanner, TRANSFER_TOPIC } from '../../../src/server/chain/scanner.js';
+import { ChainScanner } from '../../../src/server/chain/scanner.js';
+import { addressTopic, TRANSFER_TOPIC } from '../../../src/server/chain/transfer-logs.js';
 import type { RpcLog } from '../../../src/server/chain/rpc.js';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate } from '../../../src/server/db/migrate.js';

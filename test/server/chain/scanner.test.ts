@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { acceptedTransfers, addressTopic, ChainScanner, logToTransfer, ScannerStartError, TRANSFER_TOPIC } from '../../../src/server/chain/scanner.js';
+import { ChainScanner, ScannerStartError } from '../../../src/server/chain/scanner.js';
+import { acceptedTransfers, addressTopic, logToTransfer, TRANSFER_TOPIC } from '../../../src/server/chain/transfer-logs.js';
 import { USDT_CONTRACTS, type ChainConfig } from '../../../src/server/config.js';
 import { isLogLimitError, isUnsupportedTag, JsonRpcClient, RpcError, suggestedRange, type RpcLog } from '../../../src/server/chain/rpc.js';
 import { resumeNetwork } from '../../../src/server/chain/halt.js';
