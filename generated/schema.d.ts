@@ -293,12 +293,13 @@ export interface components {
          *     | `unsupported_media_type` | 415 | the body is not `application/json` |
          *     | `validation_failed` | 422 | the body or a path parameter does not match the contract (`errors` lists the fields) |
          *     | `rate_limited` | 429 | too many requests for this API key (`Retry-After` says when to retry) |
+         *     | `too_many_open_orders` | 429 | the merchant has as many open (`NEW`) orders as the platform allows (`MAX_OPEN_ORDERS_PER_MERCHANT`, 10,000 by default); creatable again once some are paid or expire |
          *     | `headers_too_large` | 431 | the request line and headers are over 16 KiB |
          *     | `internal_error` | 500 | the platform failed; the request may be retried |
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "bad_request" | "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "request_timeout" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "idempotency_key_reused" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "headers_too_large" | "internal_error";
+        ProblemCode: "bad_request" | "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "request_timeout" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "idempotency_key_reused" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "too_many_open_orders" | "headers_too_large" | "internal_error";
         /** @description One invalid field of a request. */
         FieldError: {
             /**
@@ -499,7 +500,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests for this API key (`rate_limited`); retry after `Retry-After` seconds. */
+        /** @description Too many requests for this API key (`rate_limited`), retry after `Retry-After` seconds; or, on creating an order, too many open orders of the merchant (`too_many_open_orders`). */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];

@@ -54,6 +54,8 @@ export interface Config {
   secretKey: Buffer | undefined;
   networks: Record<Network, NetworkConfig>;
   orderLifetimeSeconds: number;
+  /** Open (NEW) orders a merchant may have at once; a create past it is refused with 429 too_many_open_orders. */
+  maxOpenOrdersPerMerchant: number;
   watchWindowSeconds: number;
   timestampToleranceSeconds: number;
   /** A request (headers and body) must arrive in full within this; then 408. */
@@ -120,6 +122,7 @@ const SETTINGS = {
   'allow-private-callbacks': { env: 'ALLOW_PRIVATE_CALLBACKS' },
   'expiry-interval-seconds': { env: 'EXPIRY_INTERVAL_SECONDS' },
   'order-lifetime-seconds': { env: 'ORDER_LIFETIME_SECONDS' },
+  'max-open-orders-per-merchant': { env: 'MAX_OPEN_ORDERS_PER_MERCHANT' },
   'watch-window-seconds': { env: 'WATCH_WINDOW_SECONDS' },
   'timestamp-tolerance-seconds': { env: 'TIMESTAMP_TOLERANCE_SECONDS' },
   'request-timeout-seconds': { env: 'REQUEST_TIMEOUT_SECONDS' },
@@ -234,6 +237,7 @@ export function configFrom(values: Record<string, string | boolean | undefined>,
       Ethereum: networkConfig('Ethereum', mode, get, { minAmount: '10000000', confirmations: '12', pollSeconds: '12', maxBlockRange: '2000' }),
     },
     orderLifetimeSeconds: integer('ORDER_LIFETIME_SECONDS', get('order-lifetime-seconds') ?? '3600', 10, 30 * 86_400),
+    maxOpenOrdersPerMerchant: integer('MAX_OPEN_ORDERS_PER_MERCHANT', get('max-open-orders-per-merchant') ?? '10000', 1, 10_000_000),
     watchWindowSeconds: integer('WATCH_WINDOW_SECONDS', get('watch-window-seconds') ?? String(7 * 86_400), 0, 90 * 86_400),
     timestampToleranceSeconds: integer('TIMESTAMP_TOLERANCE_SECONDS', get('timestamp-tolerance-seconds') ?? '300', 1, 3600),
     requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),

@@ -7,7 +7,8 @@ import type { Database } from '../db/database.js';
 import { creditTransfers, type Credit } from '../orders/deposits.js';
 import type { Clock } from '../shared/time.js';
 import { haltedNetworks } from './halt.js';
-import { acceptedTransfers, ChainScanner } from './scanner.js';
+import { ChainScanner, rangeEnd } from './scanner.js';
+import { acceptedTransfers } from './transfer-logs.js';
 import type { JsonRpcClient } from './rpc.js';
 
 export class RescanError extends Error {}
@@ -54,7 +55,7 @@ export async function rescanOrder(deps: { db: Database; config: Config; now: Clo
   const result: RescanResult = { orderUuid, network, address: order.address, fromBlock: start, toBlock: head, found: 0, credits: [] };
   const topics = new Set([scanner.topic(order.address)]);
   for (let from = start; from <= head; from += BigInt(chain.maxBlockRange)) {
-    const to = from + BigInt(chain.maxBlockRange) - 1n < head ? from + BigInt(chain.maxBlockRange) - 1n : head;
+    const to = rangeEnd(from, head, chain.maxBlockRange);
     const logs = await scanner.logs(from, to, [order.address]);
     const end = await scanner.requireBlock(to, 'the last block of the rescanned range'); // a lagging node: stop, nothing lost
     const { transfers } = acceptedTransfers(network, logs, chain.tokenContract, topics);

@@ -14,15 +14,27 @@ export class RpcError extends Error {
 }
 
 /**
- * A node that does not know the `finalized` tag (e.g. geth before the merge, or a chain without it):
- * method not found, or invalid params naming the tag. Anything else (429, 5xx, a timeout) is a
+ * A node that does not know the `finalized` tag (a chain without it): method not found, or invalid
+ * params naming the tag. Anything else (429, 5xx, a timeout, a finalized block not found yet) is a
  * failure of this round, never a reason to count confirmations instead.
  */
 export function isUnsupportedTag(error: unknown): boolean {
-  if (!(error instanceof RpcError) || error.code === undefined) return false;
+  if (!(error instanceof RpcError) || error.code === undefined || isFinalizedBlockMissing(error)) return false;
   if (error.code === -32601) return true;
   return (error.code === -32602 || error.code === -32000) && /block tag|unknown block|finalized|not supported|invalid block/i.test(error.message);
 }
+
+/**
+ * geth's -32000 "finalized block not found": it knows the tag but has no finalized block yet (until
+ * its consensus client reports finality, e.g. after a restart). Counting confirmations instead would
+ * credit what finality has not covered, so the scan waits.
+ */
+export function isFinalizedBlockMissing(error: unknown): boolean {
+  return error instanceof RpcError && error.code === -32000 && /finalized block not found|no finalized block/i.test(error.message);
+}
+
+/** The node has no finalized block (yet): a round without progress, retried at the next poll. */
+export class FinalityUnavailableError extends RpcError {}
 
 /**
  * An eth_getLogs refused for its size, as providers write it: geth/Infura/Erigon and java-tron
@@ -127,14 +139,18 @@ export class JsonRpcClient {
     return BigInt(await this.call<string>('eth_blockNumber', []));
   }
 
-  /** The node's finalized block, or undefined when it does not know the tag; any other failure throws. */
+  /**
+   * The node's finalized block, or undefined when it does not know the tag; FinalityUnavailableError
+   * when it knows the tag but has no finalized block; any other failure throws as it came.
+   */
   async finalizedBlock(): Promise<bigint | undefined> {
     try {
       const block = await this.call<{ number: string } | null>('eth_getBlockByNumber', ['finalized', false]);
-      if (!block) throw new RpcError('eth_getBlockByNumber: the node has no finalized block');
+      if (!block) throw new FinalityUnavailableError('eth_getBlockByNumber: the node has no finalized block yet', -32000);
       return BigInt(block.number);
     } catch (error) {
       if (isUnsupportedTag(error)) return undefined;
+      if (isFinalizedBlockMissing(error)) throw new FinalityUnavailableError(`${(error as Error).message}: the node has no finalized block yet; waiting`, -32000);
       throw error;
     }
   }

@@ -1,70 +1,20 @@
-// The chain scanner (DESIGN §6): ERC-20 Transfer logs to watched deposit addresses, read over
-// JSON-RPC up to the confirmed head, credited in the same transaction that advances the network's
-// cursor. One implementation for Ethereum and Tron; only the address forms differ.
-import { toChecksumAddress, toTronAddress, tronAddressToId, type Network } from '../addresses/derivation.js';
+// The chain scanner (DESIGN §6): the network's cursor and its state machine. ERC-20 Transfer logs to
+// watched deposit addresses (decoded in transfer-logs.ts), read over JSON-RPC up to the confirmed head,
+// credited in the same transaction that advances the cursor. One implementation for Ethereum and Tron.
+import type { Network } from '../addresses/derivation.js';
 import type { ChainConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import { creditTransfers, watchedAddresses, type Credit, type Transfer } from '../orders/deposits.js';
 import type { Clock } from '../shared/time.js';
 import { runRepeatedly } from '../process/repeat.js';
 import { halt } from './halt.js';
-import { isLogLimitError, JsonRpcClient, suggestedRange, type RpcBlock, type RpcLog } from './rpc.js';
+import { FinalityUnavailableError, isLogLimitError, JsonRpcClient, suggestedRange, type RpcBlock, type RpcLog } from './rpc.js';
+import { acceptedTransfers, addressTopic, TRANSFER_TOPIC } from './transfer-logs.js';
 
-/** keccak256("Transfer(address,address,uint256)") */
-export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
-
-/** A deposit address as the 32-byte topic of a Transfer's `to`. */
-export function addressTopic(network: Network, address: string): string {
-  const id = network === 'Tron' ? Buffer.from(tronAddressToId(address)).toString('hex') : address.slice(2).toLowerCase();
-  return `0x${id.padStart(64, '0')}`;
-}
-
-/** The deposit address a Transfer's `to` topic names, in the platform's form. */
-export function topicAddress(network: Network, topic: string): string {
-  const id = Uint8Array.from(Buffer.from(topic.slice(-40), 'hex'));
-  return network === 'Tron' ? toTronAddress(id) : toChecksumAddress(id);
-}
-
-/** A log as a transfer; Tron's transaction ids are written without 0x, as Tron writes them. */
-export function logToTransfer(network: Network, log: RpcLog): Transfer | undefined {
-  if (log.removed || log.topics[0] !== TRANSFER_TOPIC || log.topics.length !== 3) return undefined;
-  const hash = log.transactionHash.toLowerCase();
-  return {
-    network,
-    txHash: network === 'Tron' ? hash.replace(/^0x/, '') : hash,
-    logIndex: Number(BigInt(log.logIndex)),
-    blockNumber: BigInt(log.blockNumber),
-    ...(log.blockHash ? { blockHash: log.blockHash.toLowerCase() } : {}),
-    to: topicAddress(network, log.topics[2]!),
-    amount: BigInt(log.data === '0x' ? 0 : log.data),
-    source: 'chain',
-  };
-}
-
-/**
- * The transfers a scan may credit: Transfer logs of the configured token contract to an address it
- * asked for, and nothing else, whatever the node answered (a provider that ignores the address or
- * topic filter must not make a fake token's transfer count as USDT). Each gets its ordinal among its
- * transaction's transfers to the same address; the rest are counted as ignored.
- */
-export function acceptedTransfers(network: Network, logs: readonly RpcLog[], tokenContract: string, requestedTopics: ReadonlySet<string>): { transfers: Transfer[]; ignored: number } {
-  const transfers: Transfer[] = [];
-  let ignored = 0;
-  const unique = new Map(logs.map((log) => [`${log.transactionHash.toLowerCase()}/${BigInt(log.logIndex)}`, log]));
-  ignored += logs.length - unique.size; // a node that answered a log twice
-  for (const log of unique.values()) {
-    const transfer = log.address.toLowerCase() === tokenContract.toLowerCase() && requestedTopics.has(log.topics[2]?.toLowerCase() ?? '') ? logToTransfer(network, log) : undefined;
-    if (transfer) transfers.push(transfer);
-    else ignored++;
-  }
-  transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
-  const seen = new Map<string, number>();
-  for (const transfer of transfers) {
-    const key = `${transfer.txHash}/${transfer.to}`;
-    transfer.ordinal = seen.get(key) ?? 0;
-    seen.set(key, transfer.ordinal + 1);
-  }
-  return { transfers, ignored };
+/** The last block of a scan step from `fromBlock`: at most `maxBlockRange` blocks, never past `head`. */
+export function rangeEnd(fromBlock: bigint, head: bigint, maxBlockRange: number): bigint {
+  const last = fromBlock + BigInt(maxBlockRange) - 1n;
+  return head < last ? head : last;
 }
 
 /** A network that cannot be scanned safely as configured. */
@@ -132,7 +82,8 @@ export class ChainScanner {
   /**
    * The newest block whose transfers count: enough confirmations, or the node's finalized block.
    * Only a node that does not know the `finalized` tag falls back to confirmations; any other
-   * failure ends the round (retried at the next), so a rate limit never moves crediting past finality.
+   * failure ends the round (retried at the next), so a rate limit never moves crediting past finality,
+   * and a node without a finalized block yet (FinalityUnavailableError) makes the scan wait.
    */
   async confirmedHead(): Promise<bigint> {
     if (this.options.chain.finality === 'finalized') {
@@ -238,7 +189,7 @@ export class ChainScanner {
     const lag = head >= fromBlock ? head - fromBlock + 1n : 0n;
     gauges?.lag.set({ network }, Number(lag));
     if (fromBlock > head) return undefined;
-    const toBlock = head < fromBlock + BigInt(chain.maxBlockRange) - 1n ? head : fromBlock + BigInt(chain.maxBlockRange) - 1n;
+    const toBlock = rangeEnd(fromBlock, head, chain.maxBlockRange);
 
     // Continuity: the block the cursor last scanned must still be the node's block at that height.
     // It had its confirmations when it was scanned, so a change means a reorg deeper than them.
@@ -311,7 +262,10 @@ export class ChainScanner {
     this.loop = runRepeatedly(
       async () => (await runsHere()) && (await this.scanOnce()) !== undefined, // catching up: scan again at once
       this.options.chain.pollIntervalSeconds * 1000,
-      (error) => this.options.log?.warn({ err: error, network: this.options.network }, 'chain scan failed; retrying'),
+      (error) =>
+        error instanceof FinalityUnavailableError
+          ? this.options.log?.warn({ network: this.options.network, err: error.message }, 'finality is "finalized" but the node has no finalized block yet: crediting waits')
+          : this.options.log?.warn({ err: error, network: this.options.network }, 'chain scan failed; retrying'),
     );
   }
 

@@ -2,7 +2,7 @@
 import type { Network } from '../addresses/derivation.js';
 import { isUuid } from '../shared/uuid.js';
 import type { Platform } from '../platform.js';
-import { resumeNetwork } from '../chain/halt.js';
+import { CursorForwardError, resumeNetwork } from '../chain/halt.js';
 import { rescanOrder } from '../chain/rescan.js';
 import { RefusedError, UsageError } from './errors.js';
 
@@ -26,7 +26,9 @@ function networkFlag(flags: Flags): Network {
 export async function chainResumeCommand(platform: Platform, flags: Flags): Promise<Output> {
   const network = networkFlag(flags);
   const fromBlock = fromBlockFlag(flags);
-  const resumed = await resumeNetwork(platform.db, network, fromBlock);
+  const resumed = await resumeNetwork(platform.db, network, fromBlock).catch((error: unknown) => {
+    throw error instanceof CursorForwardError ? new RefusedError(error.message) : error;
+  });
   if (!resumed) throw new RefusedError(`${network} has never been scanned: nothing to resume`);
   const value = { network, wasHalted: resumed.wasHalted, haltReason: resumed.reason, nextBlock: String(resumed.nextBlock) };
   const text = `${network}: ${resumed.wasHalted ? `resumed (it was halted: ${resumed.reason})` : 'was not halted'}; the scan continues at block ${resumed.nextBlock}`;

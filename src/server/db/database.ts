@@ -7,17 +7,8 @@ export interface Sql {
   query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
 }
 
-/** A connection of its own, for what lives as long as a session: advisory locks. */
-export interface Session extends Sql {
-  /** True once the connection is gone: its session's locks are released by the server. */
-  readonly lost: boolean;
-  close(): Promise<void>;
-}
-
 export interface Database extends Sql {
   readonly kind: 'pglite' | 'postgres';
-  /** A session outside the pool; absent on PGlite, whose one process owns the database. */
-  openSession?(): Promise<Session>;
   /** Runs `work` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
   /** Runs several statements at once (migrations). */
@@ -89,21 +80,6 @@ export async function openPostgres(connectionString: string, maxConnections = 10
       }
     },
     exec: async (text) => void (await pool.query(text)),
-    async openSession() {
-      const client = new pg.Client({ connectionString, types: pool.options.types as never });
-      let lost = false;
-      // A session whose server or network went away is lost, not fatal: its holder steps down.
-      client.on('error', () => void (lost = true));
-      client.on('end', () => void (lost = true));
-      await client.connect();
-      return {
-        get lost() {
-          return lost;
-        },
-        query: (text, params) => query(client, text, params),
-        close: () => client.end().catch(() => {}),
-      };
-    },
     close: () => pool.end(),
   };
 }

@@ -35,6 +35,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
       if (result.outcome === 'conflict') {
         throw new ProblemError(409, 'external_id_conflict', `An order with externalId ${request.body.externalId} exists with different fields.`);
       }
+      if (result.outcome === 'too_many_open_orders') throw new ProblemError(429, 'too_many_open_orders', `The merchant has ${result.limit} open orders, the most allowed; more can be created once some are paid or expire.`);
       return reply.code(result.outcome === 'created' ? 201 : 200).send(result.order);
     },
   );

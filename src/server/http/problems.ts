@@ -22,6 +22,7 @@ const TITLES: Record<ProblemCode, string> = {
   unsupported_media_type: 'Unsupported media type',
   validation_failed: 'Validation failed',
   rate_limited: 'Too many requests',
+  too_many_open_orders: 'Too many open orders',
   headers_too_large: 'Header fields too large',
   internal_error: 'Internal error',
 };

@@ -1,14 +1,12 @@
 // Sandbox test helpers (contract tag Sandbox): what the operator and the chain would do, for the
 // signed-in merchant only. Registered only in sandbox mode, so a live platform answers 404.
 import type { FastifyInstance } from 'fastify';
-import { createHash } from 'node:crypto';
 import type { SandboxDepositRequest, SandboxWithdrawalRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
 import { isAddress } from '../addresses/derivation.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
 import { parseDecimalUnits } from '../shared/money.js';
 import type { Database } from '../db/database.js';
-import { creditTransfers } from '../orders/deposits.js';
-import { READ_ORDER_SQL, toDepositOrder, type OrderRow } from '../orders/orders.js';
+import { sandboxDeposit } from '../orders/sandbox-deposits.js';
 import type { Clock } from '../shared/time.js';
 import { DuplicateWithdrawalError, type Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
@@ -45,39 +43,23 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
       if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key))) {
         throw new ProblemError(422, 'validation_failed', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.');
       }
-      const [order] = await deps.db.query<OrderRow>(READ_ORDER_SQL, [request.params.uuid, merchantId]);
-      if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
-      const amount = BigInt(request.body.amount);
-      // The made-up transaction is named by the key, or without one by the signed request itself, so a
-      // retry or a replay names the same transaction and the crediting path's uniqueness credits it once.
+      // The made-up transaction is named by the key, or without one by the signed request itself.
       const seed = key ?? `signed\0${request.headers['x-timestamp']}\0${request.headers['x-signature']}`;
-      const hash = createHash('sha256').update(`sandbox-deposit\0${merchantId}\0${order.uuid}\0${seed}`).digest('hex');
-      const txHash = order.blockchain === 'Tron' ? hash : `0x${hash}`;
-      const earlier = async () =>
-        (await deps.db.query<{ amount: bigint }>('SELECT amount FROM deposits WHERE network = $1 AND tx_hash = $2 AND order_uuid = $3', [order.blockchain, txHash, order.uuid]))[0];
-      let previous = await earlier();
-      if (!previous) {
-        if (order.received_amount + amount > BigInt(Number.MAX_SAFE_INTEGER)) {
+      const amount = BigInt(request.body.amount);
+      const result = await sandboxDeposit(deps.db, { merchantId, orderUuid: request.params.uuid, amount, seed, now: new Date(deps.now()), watchWindowSeconds: deps.watchWindowSeconds });
+      switch (result.outcome) {
+        case 'credited':
+        case 'replayed':
+          return reply.code(result.outcome === 'credited' ? 201 : 200).send(result.order);
+        case 'not_found':
+          throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
+        case 'total_too_large':
           throw invalid('/amount', `would take the order's receivedAmount past ${Number.MAX_SAFE_INTEGER}`);
-        }
-        // The same crediting path as a transfer read from the chain.
-        const now = new Date(deps.now());
-        const { credits } = await deps.db.transaction((tx) =>
-          creditTransfers(
-            tx,
-            [{ network: order.blockchain, txHash, logIndex: 0, blockNumber: 0n, to: order.address, amount, source: 'sandbox' }],
-            { now, at: now, watchWindowSeconds: deps.watchWindowSeconds },
-          ),
-        );
-        // Nothing credited: a concurrent request with the same key won the race, or the order is not watched.
-        if (credits.length === 0) previous = await earlier();
-        if (credits.length === 0 && !previous) throw new ProblemError(409, 'order_not_watched', 'The order is past its watch window; deposits to it are no longer credited.');
+        case 'not_watched':
+          throw new ProblemError(409, 'order_not_watched', 'The order is past its watch window; deposits to it are no longer credited.');
+        case 'key_reused':
+          throw new ProblemError(409, 'idempotency_key_reused', `The Idempotency-Key was used for a deposit of ${result.previousAmount} to this order, not ${amount}.`);
       }
-      if (previous && previous.amount !== amount) {
-        throw new ProblemError(409, 'idempotency_key_reused', `The Idempotency-Key was used for a deposit of ${previous.amount} to this order, not ${amount}.`);
-      }
-      const [current] = await deps.db.query<OrderRow>(READ_ORDER_SQL, [request.params.uuid, merchantId]);
-      return reply.code(previous ? 200 : 201).send(toDepositOrder(current!));
     },
   );
 

@@ -1,13 +1,12 @@
 // Crediting deposits and the order lifecycle (DESIGN §5). One path for chain transfers and the
-// sandbox helper: each transfer is credited exactly once (unique network + tx hash + order + the
-// transfer's ordinal in its transaction, which survives a re-mining),
-// receivedAmount is the exact integer sum, and every credit or expiry writes its callback to the
-// outbox in the same transaction.
+// sandbox helper: each transfer is credited exactly once (its identity: network + tx hash + order +
+// log index in its block, see alreadyCredited), receivedAmount is the exact integer sum, and every
+// credit or expiry writes its callback to the outbox in the same transaction.
 import type { Network } from '../addresses/derivation.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Database, Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
-import { ORDER_COLUMNS, toDepositOrder, type OrderRow } from './orders.js';
+import { ORDER_COLUMNS, toDepositOrder, type OrderRow } from './order-rows.js';
 
 export interface Transfer {
   network: Network;
@@ -37,6 +36,8 @@ export interface Credit {
 /** A transfer to a watched order that is not credited, and why (the operator must look at it). */
 export interface Refusal {
   transfer: Transfer;
+  /** Its log credited before with another amount, or the order's total would pass what JSON carries. */
+  kind: 'another_amount' | 'total_too_large';
   reason: string;
 }
 
@@ -68,19 +69,28 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
   const { now } = times;
   for (const transfer of transfers) {
     if (transfer.amount <= 0n) continue;
+    // The order row is locked: concurrent credits to one order (two sandbox requests, a rescan beside
+    // the scanner) take turns, so the total checked below is the total written, and the identity
+    // check sees every deposit committed before.
     const [order] = await tx.query<{ uuid: string; received_amount: bigint }>(
-      'SELECT uuid, received_amount FROM deposit_orders WHERE blockchain = $1 AND address = $2 AND expired_at > $3',
+      'SELECT uuid, received_amount FROM deposit_orders WHERE blockchain = $1 AND address = $2 AND expired_at > $3 FOR UPDATE',
       [transfer.network, transfer.to, times.anyTime ? new Date(0) : watchedSince(times.at, times.watchWindowSeconds)],
     );
     if (!order) continue;
+    const credited = await alreadyCredited(tx, transfer, order.uuid);
+    if (credited === 'another amount') {
+      refusals.push({ transfer, kind: 'another_amount', reason: `log ${transfer.logIndex} of this transaction was credited before with another amount: the node's answers disagree` });
+      continue;
+    }
+    if (credited) continue;
     if (order.received_amount + transfer.amount > MAX_AMOUNT) {
-      refusals.push({ transfer, reason: `the order's total would pass ${MAX_AMOUNT} smallest units` });
+      refusals.push({ transfer, kind: 'total_too_large', reason: `the order's total would pass ${MAX_AMOUNT} smallest units` });
       continue;
     }
     const [inserted] = await tx.query(
       `INSERT INTO deposits (network, tx_hash, log_index, transfer_ordinal, block_number, block_hash, order_uuid, amount, source)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (network, tx_hash, order_uuid, transfer_ordinal) DO NOTHING RETURNING id`,
+       ON CONFLICT DO NOTHING RETURNING id`,
       [transfer.network, transfer.txHash, transfer.logIndex, transfer.ordinal ?? 0, transfer.blockNumber, transfer.blockHash ?? null, order.uuid, transfer.amount, transfer.source],
     );
     if (!inserted) continue;
@@ -109,22 +119,45 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
 }
 
 /**
- * Moves orders past expiredAt without enough deposits to EXPIRED, each with its callback. An order of
- * a scanned network expires only once its scanner has committed a block from expiredAt or later: a
- * payment mined before expiredAt but not yet confirmed is credited first, never after an expiry. The
- * orders of networks that are not scanned (the sandbox's) expire by the clock.
+ * Whether this transfer to this order was credited before: the deposit of the same log (same log
+ * index, from the same block, or one whose block is not recorded). A transaction re-mined in another
+ * block after a reorg keeps its hash but its logs get new indexes: there a deposit of the replaced
+ * block is the same transfer when it is the same n-th transfer of the transaction to the order, with
+ * the same amount. A log index alone never stands in for another: a node that once omitted one of a
+ * transaction's two transfers and later returns both gets the missing one credited, the other not again.
  */
-export async function expireOrders(db: Database, now: Date, scannedNetworks: readonly Network[] = [], limit = 500): Promise<number> {
+async function alreadyCredited(tx: Sql, transfer: Transfer, orderUuid: string): Promise<boolean | 'another amount'> {
+  const rows = await tx.query<{ log_index: number; block_hash: string | null; amount: bigint }>(
+    'SELECT log_index, block_hash, amount FROM deposits WHERE network = $1 AND tx_hash = $2 AND order_uuid = $3 ORDER BY log_index',
+    [transfer.network, transfer.txHash, orderUuid],
+  );
+  const hash = transfer.blockHash ?? null;
+  const sameLog = rows.find((row) => row.log_index === transfer.logIndex && (row.block_hash === hash || row.block_hash === null || hash === null));
+  if (sameLog) return sameLog.amount === transfer.amount ? true : 'another amount';
+  const replaced = rows.filter((row) => row.block_hash !== null && hash !== null && row.block_hash !== hash);
+  return replaced[transfer.ordinal ?? 0]?.amount === transfer.amount;
+}
+
+/**
+ * Moves orders past expiredAt without enough deposits to EXPIRED, each with its callback. An order of
+ * a network that has a scan cursor expires only once a scanner has committed a block from expiredAt or
+ * later: a payment mined before expiredAt but not yet confirmed is credited first, never after an
+ * expiry. That holds in every instance, one without that network's RPC URL too (it never expires
+ * such orders by its clock alone). The orders of networks never scanned (the sandbox's) expire by the
+ * clock: the database's (`now` undefined), one clock for every instance; tests may give their own.
+ */
+export async function expireOrders(db: Database, now?: Date, scannedNetworks: readonly Network[] = [], limit = 500): Promise<number> {
   return db.transaction(async (tx) => {
+    const at = now ?? (await tx.query<{ now: Date }>('SELECT now() AS now'))[0]!.now;
     const rows = await tx.query<OwnedOrderRow>(
       `UPDATE deposit_orders SET status = 'EXPIRED'
         WHERE uuid IN (SELECT o.uuid FROM deposit_orders o
                          LEFT JOIN chain_cursors c ON c.network = o.blockchain
                         WHERE o.status = 'NEW' AND o.expired_at <= $1
-                          AND (NOT o.blockchain = ANY($3::text[]) OR c.scanned_block_time >= o.expired_at)
+                          AND ((c.network IS NULL AND NOT o.blockchain = ANY($3::text[])) OR c.scanned_block_time >= o.expired_at)
                         ORDER BY o.expired_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
         RETURNING merchant_id, ${ORDER_COLUMNS}`,
-      [now, limit, scannedNetworks],
+      [at, limit, scannedNetworks],
     );
     for (const row of rows) {
       const payload = { event: 'order.expired' as const, ...toDepositOrder(row) };

@@ -1,64 +1,23 @@
-// Deposit orders: idempotent creation on (merchant, externalId), a fresh address from the network's
-// sequence, its QR code, and the read model of the contract.
+// Deposit orders: idempotent creation on (merchant, externalId), batched per turn of the event loop,
+// with a fresh address from the network's pool, and the merchants' batched reads.
 import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
-import { AddressPool } from '../addresses/pool.js';
+import { AddressPool, type PooledAddress } from '../addresses/pool.js';
 import type { CreateDepositOrderRequest, CreatedDepositOrder, DepositOrder } from '../../../generated/schema.js';
+import { ORDER_COLUMNS, toCreatedDepositOrder, toDepositOrder, type OrderRow } from './order-rows.js';
 import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, type OwnedRow } from '../db/batched-reads.js';
 import type { Database, Sql } from '../db/database.js';
-import { toJsonInteger } from '../shared/money.js';
 import type { Clock } from '../shared/time.js';
-
-/** What an order's representations need, and its callback URL for idempotency checks. */
-export interface OrderRow {
-  uuid: string;
-  blockchain: Network;
-  currency: 'USDT';
-  customer_id: string;
-  callback_url: string;
-  address: string;
-  address_qr: string;
-  status: DepositOrder['status'];
-  min_amount: bigint;
-  received_amount: bigint;
-  /** Already in the API's date shape: formatted by SQL, no Date parsed and printed per read. */
-  expired_at: string;
-}
-
-export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, address, address_qr, status, min_amount,
-  received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
-
-/** The read of one order by its primary key (and owner). */
-export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
 
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
 const READ_ORDERS_SQL = `SELECT merchant_id, ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
 
-export function toCreatedDepositOrder(row: OrderRow): CreatedDepositOrder {
-  return {
-    uuid: row.uuid,
-    blockchain: row.blockchain,
-    currency: row.currency,
-    targetCurrency: row.currency,
-    customerId: row.customer_id,
-    address: row.address,
-    addressQr: row.address_qr,
-    expiredAt: row.expired_at,
-    rate: 1,
-    status: row.status,
-    minAmount: toJsonInteger(row.min_amount),
-  };
-}
-
-export function toDepositOrder(row: OrderRow): DepositOrder {
-  return { ...toCreatedDepositOrder(row), receivedAmount: toJsonInteger(row.received_amount) };
-}
-
 export type CreateResult =
   | { outcome: 'created' | 'replayed'; order: CreatedDepositOrder }
-  | { outcome: 'conflict'; existing: OrderRow };
+  | { outcome: 'conflict'; existing: OrderRow }
+  | { outcome: 'too_many_open_orders'; limit: number };
 
 function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean {
   return (
@@ -69,59 +28,95 @@ function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean
   );
 }
 
-/** uuid, merchant, externalId, network, currency, customerId, callbackUrl, index, address, QR, minAmount, expiredAt. */
-type InsertValues = [string, string, string, Network, string, string, string, string, string, string, string, string];
+/** One new order's row, as the batched insert takes it. */
+interface NewOrder {
+  uuid: string;
+  merchantId: string;
+  externalId: string;
+  network: Network;
+  currency: OrderRow['currency'];
+  customerId: string;
+  callbackUrl: string;
+  address: PooledAddress;
+  minAmount: bigint;
+  expiredAt: Date;
+}
 
+/**
+ * The creates of one turn in one statement. An order that exists (the same externalId), whose address
+ * index was meanwhile handed to another process, or whose merchant has $13 open orders already is not
+ * inserted (the open orders are counted as the statement starts: creates of one batch may pass the
+ * limit by the batch's size). The reservation of each index used ends in the same statement
+ * (addresses/pool.ts).
+ */
 const INSERT_ORDERS_SQL = `
-  INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
-                              address_index, address, address_qr, min_amount, expired_at)
-  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                       $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[])
-  ON CONFLICT (merchant_id, external_id) DO NOTHING
-  RETURNING uuid`;
+  WITH inserted AS (
+    INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
+                                address_index, address, address_qr, min_amount, expired_at)
+    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                         $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[])
+           AS n (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at)
+     WHERE (SELECT count(*) FROM deposit_orders o WHERE o.merchant_id = n.merchant_id AND o.status = 'NEW') < $13
+    ON CONFLICT DO NOTHING
+    RETURNING uuid, blockchain, address_index),
+  used AS (
+    DELETE FROM address_reservations r USING inserted i WHERE r.network = i.blockchain AND r.address_index = i.address_index)
+  SELECT uuid FROM inserted`;
+
+/** The insert's twelve arrays, one per column, in INSERT_ORDERS_SQL's order. */
+function insertColumns(orders: readonly NewOrder[]): unknown[] {
+  const column = <T>(value: (order: NewOrder) => T) => orders.map(value);
+  return [
+    column((o) => o.uuid), column((o) => o.merchantId), column((o) => o.externalId), column((o) => o.network),
+    column((o) => o.currency), column((o) => o.customerId), column((o) => o.callbackUrl), column((o) => String(o.address.index)),
+    column((o) => o.address.address), column((o) => o.address.qr), column((o) => String(o.minAmount)), column((o) => o.expiredAt.toISOString()),
+  ];
+}
 
 /** The new order as the database holds it, from what was inserted (status and amount received are the columns' defaults). */
-function insertedRow([uuid, , , blockchain, currency, customerId, callbackUrl, , address, qr, minAmount, expiredAt]: InsertValues): OrderRow {
+function insertedRow(order: NewOrder): OrderRow {
   return {
-    uuid,
-    blockchain,
-    currency: currency as OrderRow['currency'],
-    customer_id: customerId,
-    callback_url: callbackUrl,
-    address,
-    address_qr: qr,
+    uuid: order.uuid,
+    blockchain: order.network,
+    currency: order.currency,
+    customer_id: order.customerId,
+    callback_url: order.callbackUrl,
+    address: order.address.address,
+    address_qr: order.address.qr,
     status: 'NEW',
-    min_amount: BigInt(minAmount),
+    min_amount: order.minAmount,
     received_amount: 0n,
     // The API's date shape, as ORDER_COLUMNS formats it: UTC to the second.
-    expired_at: expiredAt.slice(0, 19).replace('T', ' '),
+    expired_at: order.expiredAt.toISOString().slice(0, 19).replace('T', ' '),
   };
 }
+
+async function orderByExternalId(sql: Sql, merchantId: string, externalId: string): Promise<OrderRow | undefined> {
+  const [row] = await sql.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE merchant_id = $1 AND external_id = $2`, [merchantId, externalId]);
+  return row;
+}
+
+/** Tries with another address when the one taken was handed to another process meanwhile (a frozen process). */
+const ADDRESS_ATTEMPTS = 3;
 
 export class Orders {
   private readonly addresses: AddressPool;
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<(OrderRow & OwnedRow) | undefined>;
-  private readonly inserts: DataLoader<InsertValues, OrderRow | undefined>;
+  private readonly inserts: DataLoader<NewOrder, OrderRow | undefined>;
 
   constructor(
     private readonly db: Database,
-    private readonly config: Pick<Config, 'networks' | 'orderLifetimeSeconds'>,
+    private readonly config: Pick<Config, 'networks' | 'orderLifetimeSeconds' | 'maxOpenOrdersPerMerchant'>,
     private readonly now: Clock,
   ) {
     // The xpubs were checked when the config was loaded (config.ts), so the thread cannot refuse them.
-    this.addresses = new AddressPool(db, { Tron: config.networks.Tron.xpub, Ethereum: config.networks.Ethereum.xpub });
+    this.addresses = new AddressPool(db, { Tron: config.networks.Tron.xpub, Ethereum: config.networks.Ethereum.xpub }, db.kind === 'pglite');
     this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
     // The creates of one turn of the event loop whose addresses are ready share one insert.
-    this.inserts = new DataLoader(async (rows: readonly InsertValues[]) => {
-      const columns = rows[0]!.map((_, column) => rows.map((row) => row[column]!));
-      const inserted = new Set((await db.query<{ uuid: string }>(INSERT_ORDERS_SQL, columns)).map((row) => row.uuid));
-      return rows.map((row) => (inserted.has(row[0]) ? insertedRow(row) : undefined));
+    this.inserts = new DataLoader(async (orders: readonly NewOrder[]) => {
+      const inserted = new Set((await db.query<{ uuid: string }>(INSERT_ORDERS_SQL, [...insertColumns(orders), config.maxOpenOrdersPerMerchant])).map((row) => row.uuid));
+      return orders.map((order) => (inserted.has(order.uuid) ? insertedRow(order) : undefined));
     }, ONE_TURN_BATCHES);
-  }
-
-  private async existing(sql: Sql, merchantId: string, externalId: string): Promise<OrderRow | undefined> {
-    const [row] = await sql.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE merchant_id = $1 AND external_id = $2`, [merchantId, externalId]);
-    return row;
   }
 
   private replayOrConflict(row: OrderRow, request: CreateDepositOrderRequest): CreateResult {
@@ -130,17 +125,40 @@ export class Orders {
 
   async create(merchantId: string, request: CreateDepositOrderRequest): Promise<CreateResult> {
     const network = request.blockchain;
-    const taken = await this.addresses.take(network);
-    const expiredAt = new Date(this.now() + this.config.orderLifetimeSeconds * 1000);
-    // ON CONFLICT: an order with this externalId exists (a replay, or a concurrent create that won the
-    // race). The address goes back to the pool unused, and the answer is the existing order's.
-    const inserted = await this.inserts.load([
-      randomUUID(), merchantId, request.externalId, network, request.currency, request.customerId, request.callbackUrl,
-      String(taken.index), taken.address, taken.qr, String(this.config.networks[network].minAmount), expiredAt.toISOString(),
-    ]);
-    if (inserted) return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
-    this.addresses.giveBack(taken);
-    return this.replayOrConflict((await this.existing(this.db, merchantId, request.externalId))!, request);
+    for (let attempt = 1; ; attempt++) {
+      const address = await this.addresses.take(network);
+      const inserted = await this.inserts.load({
+        uuid: randomUUID(),
+        merchantId,
+        externalId: request.externalId,
+        network,
+        currency: request.currency,
+        customerId: request.customerId,
+        callbackUrl: request.callbackUrl,
+        address,
+        minAmount: this.config.networks[network].minAmount,
+        expiredAt: new Date(this.now() + this.config.orderLifetimeSeconds * 1000),
+      });
+      if (inserted) return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
+      // An order with this externalId exists (a replay, or a concurrent create that won the race): the
+      // address goes back to the pool unused, and the answer is the existing order's.
+      const existing = await orderByExternalId(this.db, merchantId, request.externalId);
+      if (existing) {
+        this.addresses.giveBack(address);
+        return this.replayOrConflict(existing, request);
+      }
+      if (await this.openOrdersAtLimit(merchantId)) {
+        this.addresses.giveBack(address);
+        return { outcome: 'too_many_open_orders', limit: this.config.maxOpenOrdersPerMerchant };
+      }
+      // Else the address's index was used by another process: it is dropped, and the create takes another.
+      if (attempt === ADDRESS_ATTEMPTS) throw new Error(`no free ${network} address after ${ADDRESS_ATTEMPTS} attempts`);
+    }
+  }
+
+  private async openOrdersAtLimit(merchantId: string): Promise<boolean> {
+    const [row] = await this.db.query<{ open: bigint }>("SELECT count(*) AS open FROM deposit_orders WHERE merchant_id = $1 AND status = 'NEW'", [merchantId]);
+    return row!.open >= BigInt(this.config.maxOpenOrdersPerMerchant);
   }
 
   /** Stops the address thread. */

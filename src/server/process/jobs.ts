@@ -12,8 +12,6 @@ import type { SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';
 
 export interface Workers {
-  scanners: ChainScanner[];
-  dispatcher: CallbackDispatcher;
   stop(): Promise<void>;
 }
 
@@ -33,22 +31,21 @@ export async function startWorkers(deps: { config: Config; db: Database; secrets
   const scannedNetworks = scanners.map((s) => s.network);
   const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });
   // Each scanner and the expiry job run in one instance at a time; the dispatcher runs in all (its claims are leased).
-  const leaderships = [...scanners.map((s) => new JobLeadership(db, `scan:${s.network}`, log, deps.leaderGauge)), new JobLeadership(db, 'expire-orders', log, deps.leaderGauge)];
-  const expiryLead = leaderships[scanners.length]!;
-  scanners.forEach((s, i) => s.start(() => leaderships[i]!.isLeader()));
+  const lead = (job: string) => new JobLeadership(db, job, log, deps.leaderGauge);
+  const scanJobs = scanners.map((scanner) => ({ scanner, leadership: lead(`scan:${scanner.network}`) }));
+  const expiryLead = lead('expire-orders');
+  for (const { scanner, leadership } of scanJobs) scanner.start(() => leadership.isLeader());
   dispatcher.start();
   const expiry = runRepeatedly(
-    // A full batch: more are due. Orders of the scanned networks expire by their scanners' chain time.
-    async () => (await expiryLead.isLeader()) && (await expireOrders(db, new Date(now()), scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
+    // A full batch: more are due. By the database's clock; orders of networks with a scan cursor by chain time.
+    async () => (await expiryLead.isLeader()) && (await expireOrders(db, undefined, scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
     config.expiryIntervalSeconds * 1000,
     (error) => log?.warn({ err: error }, 'order expiry failed'),
   );
   return {
-    scanners,
-    dispatcher,
     async stop() {
       await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop()]);
-      await Promise.all(leaderships.map((l) => l.release()));
+      await Promise.all([...scanJobs.map((j) => j.leadership.release()), expiryLead.release()]);
     },
   };
 }

@@ -1,18 +1,33 @@
 // One worker per job across instances. Each job (a network's scanner, the expiry job) runs only in the
-// instance holding its PostgreSQL advisory lock; the others keep asking at every interval and take
-// over when the holder's session ends, including a kill -9 (the server frees a dead socket's locks).
-// Correctness never rests on the lock (the cursor row lock and SKIP LOCKED still guard the writes):
+// instance holding its lease: a row of job_leases that the holder renews at every round of the job and
+// that any other instance takes over once it has expired. Every time is the database's now(), so the
+// instances' clocks do not matter, and no connection is held for it: a holder whose host vanishes
+// (killed, frozen, cut off without its TCP connections closing) loses the job when its lease runs out,
+// within LEASE_SECONDS + the others' interval, not when PostgreSQL's keepalive notices (2 h by default).
+// Correctness never rests on the lease (the cursor row lock and SKIP LOCKED still guard the writes):
 // it is what keeps N instances from making N times the RPC calls.
-import type { Database, Session } from '../db/database.js';
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/database.js';
 
 type Log = { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 export type LeaderGauge = { set(labels: { job: string }, value: number): void };
 
-/** The first key of every lock of this platform, so its locks never collide with another app's. */
-const LOCK_NAMESPACE = 0x50415049; // "PAPI"
+/** How long a lease lasts without renewal: longer than a round of any job, well under the 60 s bound. */
+export const LEASE_SECONDS = 30;
+
+/**
+ * Takes the lease when it is free or expired, renews it when this holder has it; no row when another
+ * holder's lease is still running.
+ */
+const CLAIM_SQL = `
+  INSERT INTO job_leases (job, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
+  ON CONFLICT (job) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+   WHERE job_leases.holder = EXCLUDED.holder OR job_leases.expires_at <= now()
+  RETURNING holder`;
 
 export class JobLeadership {
-  private session: Session | undefined;
+  /** This instance's claim on the job: unique per process and job. */
+  private readonly holder = randomUUID();
   private leading = false;
 
   constructor(
@@ -20,36 +35,36 @@ export class JobLeadership {
     readonly job: string,
     private readonly log?: Log,
     private readonly gauge?: LeaderGauge,
+    private readonly leaseSeconds = LEASE_SECONDS,
   ) {}
 
-  /** Whether this instance runs the job now; takes the lead when it is free. */
+  /** Whether this instance runs the job now: renews its lease, or takes it when it is free or expired. */
   async isLeader(): Promise<boolean> {
     // PGlite: one process owns the database (the data-directory lock), so it leads every job.
-    if (!this.db.openSession) {
+    if (this.db.kind === 'pglite') {
       this.gauge?.set({ job: this.job }, 1);
       return true;
     }
-    if (this.session?.lost) await this.stepDown('its database session was lost');
-    if (this.leading) return true;
-    this.session ??= await this.db.openSession();
-    const [row] = await this.session.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked', [LOCK_NAMESPACE, this.job]);
-    this.leading = row?.locked === true;
-    this.gauge?.set({ job: this.job }, this.leading ? 1 : 0);
-    if (this.leading) this.log?.info?.({ job: this.job }, 'this instance now runs the job');
-    return this.leading;
+    let leads = false;
+    try {
+      leads = (await this.db.query(CLAIM_SQL, [this.job, this.holder, this.leaseSeconds])).length === 1;
+    } finally {
+      this.report(leads);
+    }
+    return leads;
   }
 
-  /** Gives the job up: closing the session frees its lock for another instance. */
+  /** Gives the job up at a clean stop: another instance takes it at its next round, not at the lease's end. */
   async release(): Promise<void> {
-    if (this.session) await this.stepDown();
+    if (this.db.kind === 'pglite') return;
+    await this.db.query('DELETE FROM job_leases WHERE job = $1 AND holder = $2', [this.job, this.holder]).catch(() => {});
+    this.report(false);
   }
 
-  private async stepDown(why?: string): Promise<void> {
-    if (why && this.leading) this.log?.warn({ job: this.job }, `this instance stopped running the job: ${why}`);
-    this.leading = false;
-    this.gauge?.set({ job: this.job }, 0);
-    const session = this.session;
-    this.session = undefined;
-    await session?.close();
+  private report(leads: boolean): void {
+    if (leads && !this.leading) this.log?.info?.({ job: this.job }, 'this instance now runs the job');
+    if (!leads && this.leading) this.log?.warn({ job: this.job }, 'this instance stopped running the job: its lease was taken over or could not be renewed');
+    this.leading = leads;
+    this.gauge?.set({ job: this.job }, leads ? 1 : 0);
   }
 }

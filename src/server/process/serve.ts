@@ -34,7 +34,7 @@ async function sandboxCredentials(platform: Platform) {
 /**
  * Serves with `workers` processes. More than one needs PostgreSQL: the primary prepares the database
  * (migrations, the sandbox merchant), then node:cluster forks the workers, which share the port and
- * each run the whole platform; its background jobs stay one per job through their advisory locks.
+ * each run the whole platform; its background jobs stay one per job through their leases (process/leadership.ts).
  */
 export async function serve(config: Config, workers = 1): Promise<void> {
   if (workers > 1 && !config.databaseUrl) {

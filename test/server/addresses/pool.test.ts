@@ -27,7 +27,7 @@ describe.each(DATABASES)('AddressPool on %s', (kind) => {
     const db: Database = {
       ...database.db,
       query: (text, params) => {
-        if (text.includes('nextval')) {
+        if (text.includes('INSERT INTO address_reservations')) {
           reservations++;
           const error = failNext;
           failNext = undefined;

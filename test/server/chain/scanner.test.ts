@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { createServer, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { acceptedTransfers, addressTopic, ChainScanner, logToTransfer, ScannerStartError, TRANSFER_TOPIC } from '../../../src/server/chain/scanner.js';
+import { ChainScanner, ScannerStartError } from '../../../src/server/chain/scanner.js';
+import { acceptedTransfers, addressTopic, logToTransfer, TRANSFER_TOPIC } from '../../../src/server/chain/transfer-logs.js';
 import { USDT_CONTRACTS, type ChainConfig } from '../../../src/server/config.js';
 import { isLogLimitError, isUnsupportedTag, JsonRpcClient, RpcError, suggestedRange, type RpcLog } from '../../../src/server/chain/rpc.js';
 import { resumeNetwork } from '../../../src/server/chain/halt.js';
@@ -306,7 +307,7 @@ describe('recognising node errors', () => {
   it('falls back from `finalized` only when the node says the tag is unsupported', () => {
     expect(isUnsupportedTag(error(-32601, 'the method eth_getBlockByNumber does not exist/is not available'))).toBe(true);
     expect(isUnsupportedTag(error(-32602, 'invalid block tag finalized'))).toBe(true);
-    expect(isUnsupportedTag(error(-32000, 'finalized block not found'))).toBe(true); // geth before the merge
+    expect(isUnsupportedTag(error(-32000, 'finalized block not found'))).toBe(false); // geth waiting for finality: no fallback
     expect(isUnsupportedTag(error(undefined, 'eth_getBlockByNumber: HTTP 429', 429))).toBe(false);
     expect(isUnsupportedTag(error(undefined, 'eth_getBlockByNumber: HTTP 503', 503))).toBe(false);
     expect(isUnsupportedTag(error(-32005, 'rate limit exceeded'))).toBe(false);

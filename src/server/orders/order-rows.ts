@@ -1,0 +1,55 @@
+// A deposit order's row as the database holds it, its reads, and its representations in the contract:
+// the one place that knows deposit_orders' columns (orders, deposits, the sandbox helper and the
+// benchmarks read them from here).
+import type { CreatedDepositOrder, DepositOrder } from '../../../generated/schema.js';
+import type { Network } from '../addresses/derivation.js';
+import type { Sql } from '../db/database.js';
+import { toJsonInteger } from '../shared/money.js';
+
+/** What an order's representations need, and its callback URL for idempotency checks. */
+export interface OrderRow {
+  uuid: string;
+  blockchain: Network;
+  currency: 'USDT';
+  customer_id: string;
+  callback_url: string;
+  address: string;
+  address_qr: string;
+  status: DepositOrder['status'];
+  min_amount: bigint;
+  received_amount: bigint;
+  /** Already in the API's date shape: formatted by SQL, no Date parsed and printed per read. */
+  expired_at: string;
+}
+
+export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, address, address_qr, status, min_amount,
+  received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
+
+/** The read of one order by its primary key (and owner). */
+export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
+
+/** One order of a merchant, as the database holds it. */
+export async function readOrderRow(sql: Sql, merchantId: string, uuid: string): Promise<OrderRow | undefined> {
+  const [row] = await sql.query<OrderRow>(READ_ORDER_SQL, [uuid, merchantId]);
+  return row;
+}
+
+export function toCreatedDepositOrder(row: OrderRow): CreatedDepositOrder {
+  return {
+    uuid: row.uuid,
+    blockchain: row.blockchain,
+    currency: row.currency,
+    targetCurrency: row.currency,
+    customerId: row.customer_id,
+    address: row.address,
+    addressQr: row.address_qr,
+    expiredAt: row.expired_at,
+    rate: 1,
+    status: row.status,
+    minAmount: toJsonInteger(row.min_amount),
+  };
+}
+
+export function toDepositOrder(row: OrderRow): DepositOrder {
+  return { ...toCreatedDepositOrder(row), receivedAmount: toJsonInteger(row.received_amount) };
+}

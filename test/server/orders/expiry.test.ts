@@ -1,0 +1,55 @@
+// The expiry job's clock (issue 23): the database's, one for every instance; and orders of a network that
+// has a scan cursor expire by its chain time even in an instance without that network's RPC URL.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../../src/server/db/database.js';
+import { migrate } from '../../../src/server/db/migrate.js';
+import { expireOrders } from '../../../src/server/orders/deposits.js';
+import { DATABASES, freshDatabase } from '../../support/platform.js';
+
+describe.each(DATABASES)('order expiry on %s', (kind) => {
+  let database: { db: Database; drop: () => Promise<void> };
+  let merchant: string;
+  const status = async (uuid: string) => (await database.db.query<{ status: string }>('SELECT status FROM deposit_orders WHERE uuid = $1', [uuid]))[0]!.status;
+  let index = 0;
+  async function order(blockchain: 'Tron' | 'Ethereum', expiresIn: string): Promise<string> {
+    const uuid = randomUUID();
+    index++;
+    await database.db.query(
+      `INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at)
+       VALUES ($1, $2, $3, $4, 'USDT', 'c', 'https://x.example/', $5, $6, 'qr', 1, now() + $7::interval)`,
+      [uuid, merchant, `e-${index}`, blockchain, index, `a-${index}`, expiresIn],
+    );
+    return uuid;
+  }
+
+  beforeAll(async () => {
+    database = await freshDatabase(kind);
+    await migrate(database.db);
+    merchant = randomUUID();
+    await database.db.query("INSERT INTO merchants (id, name, api_key) VALUES ($1, 'm', 'pk_test_expiry')", [merchant]);
+  });
+  afterAll(async () => {
+    await database?.db.close();
+    await database?.drop();
+  });
+
+  it('expires by the database clock when given no time', async () => {
+    const past = await order('Tron', '-1 second');
+    const future = await order('Tron', '1 hour');
+    expect(await expireOrders(database.db)).toBe(1);
+    expect(await status(past)).toBe('EXPIRED');
+    expect(await status(future)).toBe('NEW');
+  });
+
+  it('never expires the orders of a scanned network by the clock alone, in an instance that does not scan it', async () => {
+    const ethereum = await order('Ethereum', '-1 minute');
+    await database.db.query("INSERT INTO chain_cursors (network, next_block, scanned_block_time) VALUES ('Ethereum', 10, now() - interval '1 hour')");
+    // The expiry job of an instance without ETHEREUM_RPC_URL: no scanned network of its own.
+    expect(await expireOrders(database.db, undefined, [])).toBe(0);
+    expect(await status(ethereum)).toBe('NEW'); // a payment mined before expiredAt may still be confirmed
+    await database.db.query("UPDATE chain_cursors SET scanned_block_time = now() WHERE network = 'Ethereum'");
+    expect(await expireOrders(database.db, undefined, [])).toBe(1);
+    expect(await status(ethereum)).toBe('EXPIRED');
+  });
+});
