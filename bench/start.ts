@@ -48,7 +48,7 @@ async function npmStart(dataDir: string, measureRest: boolean): Promise<{ second
 
 /** RSS of a node script after it did its work and rested. */
 function scriptMb(code: string): number {
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', `${code}\nawait new Promise((r) => setTimeout(r, 3000));\nconsole.log(/VmRSS:\\s+(\\d+)/.exec((await import('node:fs')).readFileSync('/proc/self/status', 'utf8'))[1]);`], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', `${code}\nawait new Promise((r) => setTimeout(r, 3000));\nconsole.log(/VmRSS:\\s+(\\d+)/.exec((await import('node:fs')).readFileSync('/proc/self/status', 'utf8'))[1]);\nprocess.exit(0);`], { encoding: 'utf8' });
   return Number(out.trim().split('\n').at(-1)) / 1024;
 }
 
