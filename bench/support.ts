@@ -5,13 +5,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, SANDBOX_XPUBS, type Config } from '../src/server/config.js';
+import { readConfig, SANDBOX_XPUBS, type Config } from '../src/server/config.js';
 
 export { SANDBOX_XPUBS };
 
 /** The sandbox defaults, for benchmarks that use the services in-process. */
 export function testableConfig(): Config {
-  return loadConfig([], { SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), DATA_DIR: '/nonexistent' });
+  return readConfig({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), DATA_DIR: '/nonexistent' });
 }
 
 export interface Postgres {

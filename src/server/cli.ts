@@ -1,20 +1,24 @@
 // The `partner-api` command: finds the command in the table (./cli/commands.ts), parses its flags and
-// the settings, prints help and the version, and turns every failure into one line and an exit code:
-// 0 done, 1 nothing found or refused, 64 usage, 69 database unreachable, 70 unexpected (details with
-// LOG_LEVEL=debug), 78 configuration.
+// the settings, prints help and the version, and turns every failure into one line and an exit code
+// (sysexits.h where one fits): 0 done, 1 nothing found or refused, 64 usage, 69 unavailable (the
+// database unreachable, the port taken), 70 unexpected (details with LOG_LEVEL=debug), 73 the data
+// directory cannot be created, 78 configuration (a bad setting, a port or host the OS refuses).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { COMMANDS, type Command, type Flags } from './cli/commands.js';
+import { COMMANDS, type Command } from './cli/commands.js';
 import { RefusedError, UsageError } from './cli/errors.js';
-import { ConfigError, configFrom, isSecretSetting, SETTING_NAMES, settingEnv } from './config.js';
+import type { Flags } from './cli/flags.js';
+import { ConfigError, isSecretSetting, readConfig, SETTING_NAMES, settingEnv } from './config.js';
 import { contract } from './http/openapi-document.js';
-import { DataDirectoryBusyError } from './db/data-directory.js';
-import { MasterKeyMismatchError } from './platform.js';
+import { DataDirectoryBusyError, DataDirectoryError } from './db/data-directory.js';
+import { MasterKeyMismatchError } from './merchants/master-key.js';
 import { RescanError } from './chain/rescan.js';
 import { ScannerStartError } from './chain/scanner.js';
 import { InvalidExtendedKeyError } from './addresses/derivation.js';
+import { PortInUseError } from './process/serve.js';
+import { WorkerStartError } from './process/cluster.js';
 
-const EXIT = { ok: 0, refused: 1, usage: 64, unavailable: 69, software: 70, config: 78 } as const;
+const EXIT = { ok: 0, refused: 1, usage: 64, unavailable: 69, software: 70, cannotCreate: 73, config: 78 } as const;
 
 /** Errors whose message is written for the operator: printed as they are. */
 const OPERATOR_ERRORS = [RefusedError, DataDirectoryBusyError, MasterKeyMismatchError, RescanError, ScannerStartError, InvalidExtendedKeyError];
@@ -76,7 +80,8 @@ function overview(commands = COMMANDS, title = 'partner-api: the reference platf
     `  ${commands[0]!.example}`,
     '',
     `help on a command: partner-api ${name(commands[0]!)} --help, and so on`,
-    'exit codes: 0 done, 1 nothing found or refused, 64 usage error, 69 database unreachable, 70 unexpected error, 78 bad configuration',
+    'exit codes: 0 done, 1 nothing found or refused, 64 usage error, 69 unavailable (database unreachable, port in use), 70 unexpected error,',
+    '  73 data directory cannot be created, 78 bad configuration (a setting, or a port or host the system refuses)',
     `version: partner-api --version`,
   ].join('\n');
 }
@@ -135,7 +140,7 @@ async function run(argv: string[]): Promise<number> {
   }
   try {
     const flags = parseCommandFlags(command, argv.slice(command.words.length));
-    await command.run(flags, configFrom(flags, process.env));
+    await command.run(flags, readConfig(process.env, flags));
   } catch (error) {
     if (error instanceof UsageError) error.cause ??= command; // its help is the one to point at
     throw error;
@@ -156,6 +161,18 @@ function report(error: unknown, argv: string[]): number {
     write(`bad configuration: ${error.message.split('\n')[0]}`);
     return EXIT.config;
   }
+  if (error instanceof DataDirectoryError) {
+    write(error.message);
+    return EXIT.cannotCreate;
+  }
+  if (error instanceof PortInUseError) {
+    write(error.message);
+    return EXIT.unavailable;
+  }
+  if (error instanceof WorkerStartError) {
+    write(error.message);
+    return error.exitCode || EXIT.software;
+  }
   if (OPERATOR_ERRORS.some((kind) => error instanceof kind)) {
     write((error as Error).message.split('\n')[0]!);
     return EXIT.refused;
@@ -165,14 +182,11 @@ function report(error: unknown, argv: string[]): number {
     write(`cannot reach the database (${code}): check DATABASE_URL and that the server is up`);
     return EXIT.unavailable;
   }
-  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) {
-    write(`the database refused the operation (SQLSTATE class ${code.slice(0, 2)}); run with LOG_LEVEL=debug for details`);
-  } else {
-    write(`unexpected error (${(error as Error)?.name ?? typeof error}); run with LOG_LEVEL=debug for details`);
-  }
-  if (/^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') || /--log-level[= ](debug|trace)\b/.test(argv.join(' '))) {
-    process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
-  }
+  const debug = /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') || /--log-level[= ](debug|trace)\b/.test(argv.join(' '));
+  const details = debug ? 'its stack follows' : 'run with LOG_LEVEL=debug for details';
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) write(`the database refused the operation (SQLSTATE class ${code.slice(0, 2)}); ${details}`);
+  else write(`unexpected error (${(error as Error)?.name ?? typeof error}); ${details}`);
+  if (debug) process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
   return EXIT.software;
 }
 

@@ -1,10 +1,13 @@
 // The platform's configuration from flags and environment (flags win), checked at start: a bad
 // value stops the start with a message that names the setting.
+//
+// Settings only: nothing here imports the modules that use them (the wiring, platform.ts, checks what
+// needs them: the xpubs against the deriver, a Tron token contract's T… form, the callback policy).
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { parseArgs } from 'node:util';
-import { createAddressDeriver, tronAddressToId, type Network } from './addresses/derivation.js';
-import type { Mode } from './merchants/secrets.js';
+import type { Network } from './addresses/derivation.js';
+
+export type Mode = 'sandbox' | 'live';
 
 /** The public "abandon … about" test wallet (vectors/hd-addresses.json): sandbox only, never for real funds. */
 export const SANDBOX_XPUBS: Record<Network, string> = {
@@ -21,6 +24,7 @@ export const USDT_CONTRACTS: Record<Network, string> = {
 export interface ChainConfig {
   rpcUrl: string;
   /** The token contract as 0x + 20-byte hex (Tron's JSON-RPC speaks hex without the 41 prefix). */
+  /** The token contract: 0x + 20-byte hex, or on Tron a T… address (the wiring turns it into hex). */
   tokenContract: string;
   pollIntervalSeconds: number;
   /** Blocks per eth_getLogs query (Tron allows at most 5,000). */
@@ -63,6 +67,7 @@ export interface Config {
   rateLimit: { limit: number; windowSeconds: number };
   /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client; empty: the TCP peer is the client. */
   trustedProxies: string[];
+  /** Sandbox: warn (a quiet terminal, request logs off); live: info (a line per request). */
   logLevel: string;
   callbacks: {
     timeoutSeconds: number;
@@ -145,10 +150,6 @@ export function settingEnv(name: SettingName): string {
   return SETTINGS[name].env;
 }
 
-export function settingsHelp(): string {
-  return SETTING_NAMES.map((name) => `  --${name.padEnd(30)} ${SETTINGS[name].env}`).join('\n');
-}
-
 function integer(name: string, text: string, min: number, max: number): number {
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${text}"`);
@@ -170,12 +171,7 @@ function xpubFor(network: Network, mode: Mode, value: string | undefined): strin
     return SANDBOX_XPUBS[network];
   }
   if (mode === 'live' && value === SANDBOX_XPUBS[network]) throw new ConfigError(`${name} is the public test wallet: never use it in live mode`);
-  try {
-    createAddressDeriver(network, value);
-  } catch (error) {
-    throw new ConfigError(`${name}: ${(error as Error).message}`);
-  }
-  return value;
+  return value; // its key is checked by the deriver when the platform opens
 }
 
 function secretKey(mode: Mode, value: string | undefined): Buffer | undefined {
@@ -194,39 +190,21 @@ function rateLimit(text: string) {
   return { limit: integer('RATE_LIMIT requests', match[1]!, 1, 1_000_000), windowSeconds: integer('RATE_LIMIT seconds', match[2]!, 1, 86_400) };
 }
 
-/** The settings as node:util parseArgs options, for commands that add options of their own. */
-export const SETTING_OPTIONS = Object.fromEntries(SETTING_NAMES.map((name) => [name, { type: 'string' as const }]));
-
-/** Parses command-line arguments against `options` (settings included), with a clear error. */
-export function parseFlags(args: string[], options: Record<string, { type: 'string' | 'boolean' }>): Record<string, string | boolean | undefined> {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
-  } catch (error) {
-    throw new ConfigError(`${(error as Error).message}\nsettings (flag, environment variable):\n${settingsHelp()}`);
-  }
-}
-
-/** Reads the configuration from command-line flags (`--port 8080`) over environment variables. */
-export function loadConfig(args: string[], env: NodeJS.ProcessEnv): Config {
-  return configFrom(parseFlags(args, SETTING_OPTIONS), env);
-}
-
-/** The configuration from parsed flag values over environment variables. */
-export function configFrom(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): Config {
-  const flags = values as Raw;
+/** The configuration from the environment, under the command line's flags (the flag wins; a secret's flag is refused). */
+export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string | boolean | undefined> = {}): Config {
+  const raw = flags as Raw;
   const get = (name: SettingName) => {
-    if (isSecretSetting(name)) return secretSetting(name, flags[name], env);
-    return flags[name] ?? (env[SETTINGS[name].env] || undefined);
+    if (isSecretSetting(name)) return secretSetting(name, raw[name], env);
+    return raw[name] ?? (env[SETTINGS[name].env] || undefined);
   };
 
   const mode = get('mode') ?? 'sandbox';
   if (mode !== 'sandbox' && mode !== 'live') throw new ConfigError(`--mode must be sandbox or live, got "${mode}"`);
   const databaseUrl = get('database-url');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be a postgres:// URL');
-  const host = get('host') ?? '127.0.0.1';
   return {
     mode,
-    host,
+    host: host(get('host') ?? '127.0.0.1'),
     port: integer('PORT', get('port') ?? '8080', 0, 65535),
     dataDir: get('data-dir') ?? './data',
     databaseUrl,
@@ -243,7 +221,7 @@ export function configFrom(values: Record<string, string | boolean | undefined>,
     requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
     trustedProxies: trustedProxies(get('trusted-proxies') ?? ''),
-    logLevel: get('log-level') ?? 'info',
+    logLevel: logLevel(get('log-level') ?? (mode === 'sandbox' ? 'warn' : 'info')),
     callbacks: {
       timeoutSeconds: integer('CALLBACK_TIMEOUT_SECONDS', get('callback-timeout-seconds') ?? '15', 1, 120),
       retrySchedule: retrySchedule(get('callback-retry-schedule') ?? DEFAULT_RETRY_SCHEDULE),
@@ -283,6 +261,22 @@ function trustedProxies(text: string): string[] {
   return entries;
 }
 
+/**
+ * The address to listen on: an IP literal or `localhost`, checked here so that a typo is refused at
+ * once (a name would be looked up in DNS, which may hang or leave this machine; 999.1.1.1 is no address).
+ */
+function host(text: string): string {
+  if (isIP(text) !== 0 || text === 'localhost') return text;
+  throw new ConfigError(`HOST must be an IP address of this machine (e.g. 127.0.0.1, 0.0.0.0, ::1) or localhost, got "${text}"`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(text: string): string {
+  if (!LOG_LEVELS.includes(text)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${text}"`);
+  return text;
+}
+
 /** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (DESIGN §4). */
 const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,50400,72000,86400';
 
@@ -300,15 +294,10 @@ function flag(name: string, text: string | undefined): boolean {
   throw new ConfigError(`${name} must be true or false, got "${text}"`);
 }
 
-function contractHex(network: Network, name: string, text: string): string {
+/** 0x-hex, lowercased; on Tron a T… address is kept for the wiring, whose deriver checks and converts it. */
+function contractAddress(network: Network, name: string, text: string): string {
   if (/^0x[0-9a-fA-F]{40}$/.test(text)) return text.toLowerCase();
-  if (network === 'Tron' && /^T/.test(text)) {
-    try {
-      return '0x' + Buffer.from(tronAddressToId(text)).toString('hex');
-    } catch {
-      // reported below
-    }
-  }
+  if (network === 'Tron' && /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(text)) return text;
   throw new ConfigError(`${name} must be a contract address (0x + 40 hex${network === 'Tron' ? ', or a T… address' : ''}), got "${text}"`);
 }
 
@@ -337,7 +326,7 @@ function networkConfig(
     chain: url
       ? {
           rpcUrl: rpcUrl(`${ENV}_RPC_URL`, url),
-          tokenContract: contractHex(network, `${ENV}_TOKEN_CONTRACT`, get(`${key}-token-contract`) ?? USDT_CONTRACTS[network]),
+          tokenContract: contractAddress(network, `${ENV}_TOKEN_CONTRACT`, get(`${key}-token-contract`) ?? USDT_CONTRACTS[network]),
           pollIntervalSeconds: integer(`${ENV}_POLL_SECONDS`, get(`${key}-poll-seconds`) ?? defaults.pollSeconds, 1, 3600),
           maxBlockRange: integer(`${ENV}_MAX_BLOCK_RANGE`, get(`${key}-max-block-range`) ?? defaults.maxBlockRange, 1, network === 'Tron' ? 5000 : 100_000),
           maxAddressesPerQuery: integer(`${ENV}_MAX_ADDRESSES`, get(`${key}-max-addresses`) ?? '1000', 1, network === 'Tron' ? 1000 : 10_000),

@@ -1,14 +1,15 @@
-// Opens the platform: its database (PGlite in the data directory, or PostgreSQL), its migrations,
-// its services and its HTTP app. The one place that wires the parts together.
-import { join } from 'node:path';
-import type { Config } from './config.js';
-import { lockDataDirectory, restrictToOwner } from './db/data-directory.js';
-import { openPglite, openPostgres, type Database } from './db/database.js';
+// Opens the platform: its database (./db/open.ts), its migrations, its services and its HTTP app.
+// The one place that wires the parts together.
+import { createAddressDeriver, tronAddressToId, type Network } from './addresses/derivation.js';
+import { ConfigError, type Config } from './config.js';
+import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
+import { openDatabase } from './db/open.js';
 import { buildApp, type App } from './http/app.js';
 import { createMetrics } from './http/metrics.js';
 import { Merchants } from './merchants/merchants.js';
 import { Orders } from './orders/orders.js';
+import { checkMasterKey } from './merchants/master-key.js';
 import { SecretKeeper, sandboxMasterKey } from './merchants/secrets.js';
 import type { Clock } from './shared/time.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
@@ -27,31 +28,33 @@ export interface Platform {
   close(): Promise<void>;
 }
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>): Promise<{ db: Database; release: () => void }> {
-  if (config.databaseUrl) return { db: await openPostgres(config.databaseUrl, config.databasePoolSize), release: () => {} };
-  const release = lockDataDirectory(config.dataDir);
-  try {
-    const db = await openPglite(join(config.dataDir, 'pglite'));
-    restrictToOwner(config.dataDir);
-    return { db, release };
-  } catch (error) {
-    release();
-    throw error;
+/**
+ * The settings the owning modules judge: each xpub by the deriver (a bad one is a configuration error
+ * naming its setting), a Tron token contract given as a T… address turned into the hex the node
+ * speaks, and the callback policy: a sandbox reachable only from this machine may call back to it,
+ * one listening on a public address may not. The same config given twice comes out the same.
+ */
+export function settleConfig(config: Config): Config {
+  const networks = { ...config.networks };
+  for (const network of Object.keys(config.networks) as Network[]) {
+    const settings = config.networks[network];
+    try {
+      createAddressDeriver(network, settings.xpub);
+    } catch (error) {
+      throw new ConfigError(`${network.toUpperCase()}_XPUB: ${(error as Error).message}`);
+    }
+    if (settings.chain && !settings.chain.tokenContract.startsWith('0x')) {
+      networks[network] = { ...settings, chain: { ...settings.chain, tokenContract: tronContractHex(settings.chain.tokenContract) } };
+    }
   }
+  return { ...config, networks };
 }
 
-export class MasterKeyMismatchError extends Error {}
-
-/** The first open records the master key's check value; every later one must bring the same key. */
-async function checkMasterKey(db: Database, secrets: SecretKeeper): Promise<void> {
-  const check = secrets.keyCheck();
-  await db.query("INSERT INTO platform_settings (name, value) VALUES ('master_key_check', $1) ON CONFLICT (name) DO NOTHING", [check]);
-  const [row] = await db.query<{ value: string }>("SELECT value FROM platform_settings WHERE name = 'master_key_check'");
-  if (row!.value !== check) {
-    throw new MasterKeyMismatchError(
-      'this database was created with another master key: start with the SECRET_KEY it was created with ' +
-        '(a sandbox keeps its key in DATA_DIR/master.key), or merchants\' credentials would not match',
-    );
+function tronContractHex(address: string): string {
+  try {
+    return '0x' + Buffer.from(tronAddressToId(address)).toString('hex');
+  } catch {
+    throw new ConfigError(`TRON_TOKEN_CONTRACT must be a contract address (0x + 40 hex, or a T… address), got "${address}"`);
   }
 }
 
@@ -62,7 +65,8 @@ export interface OpenOptions {
   db?: Database;
 }
 
-export async function openPlatform(config: Config, options: OpenOptions = {}): Promise<Platform> {
+export async function openPlatform(settings: Config, options: OpenOptions = {}): Promise<Platform> {
+  const config = settleConfig(settings);
   const now = options.now ?? Date.now;
   const { db, release } = options.db ? { db: options.db, release: () => {} } : await openDatabase(config);
   try {

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, configFrom, isSecretSetting, SETTING_NAMES } from '../../src/server/config.js';
+import { ConfigError, readConfig, isSecretSetting, SETTING_NAMES } from '../../src/server/config.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const dir = mkdtempSync(join(tmpdir(), 'partner-secrets-'));
@@ -24,7 +24,7 @@ describe('secret settings', () => {
   ])('--%s is refused as a flag, naming %s and its _FILE, without repeating the value', (name, value, variable) => {
     let error: unknown;
     try {
-      configFrom({ [name]: value }, {});
+      readConfig({}, { [name]: value });
     } catch (e) {
       error = e;
     }
@@ -41,20 +41,20 @@ describe('secret settings', () => {
     writeFileSync(keyFile, `${KEY}\n`, { mode: 0o600 });
     writeFileSync(urlFile, 'postgres://app:pw@db.invalid/partner\n', { mode: 0o600 });
     writeFileSync(rpcFile, 'https://rpc.invalid/key\n', { mode: 0o600 });
-    const fromFiles = configFrom({}, { SECRET_KEY_FILE: keyFile, DATABASE_URL_FILE: urlFile, ETHEREUM_RPC_URL_FILE: rpcFile });
+    const fromFiles = readConfig({ SECRET_KEY_FILE: keyFile, DATABASE_URL_FILE: urlFile, ETHEREUM_RPC_URL_FILE: rpcFile }, {});
     expect(fromFiles.secretKey).toEqual(Buffer.from(KEY, 'base64'));
     expect(fromFiles.databaseUrl).toBe('postgres://app:pw@db.invalid/partner');
     expect(fromFiles.networks.Ethereum.chain?.rpcUrl).toBe('https://rpc.invalid/key');
     // The variable itself wins over its file.
-    expect(configFrom({}, { DATABASE_URL: 'postgres://env@db.invalid/x', DATABASE_URL_FILE: urlFile }).databaseUrl).toBe('postgres://env@db.invalid/x');
+    expect(readConfig({ DATABASE_URL: 'postgres://env@db.invalid/x', DATABASE_URL_FILE: urlFile }, {}).databaseUrl).toBe('postgres://env@db.invalid/x');
   });
 
   it('refuses a _FILE that cannot be read, naming the variable and the path', () => {
     const missing = join(dir, 'no-such-file');
-    expect(() => configFrom({}, { SECRET_KEY_FILE: missing })).toThrow(new ConfigError(`SECRET_KEY_FILE: cannot read ${missing} (ENOENT)`));
+    expect(() => readConfig({ SECRET_KEY_FILE: missing }, {})).toThrow(new ConfigError(`SECRET_KEY_FILE: cannot read ${missing} (ENOENT)`));
   });
 
   it('leave every other setting a flag', () => {
-    expect(configFrom({ port: '9000', 'rate-limit': '5/60' }, {})).toMatchObject({ port: 9000, rateLimit: { limit: 5, windowSeconds: 60 } });
+    expect(readConfig({}, { port: '9000', 'rate-limit': '5/60' })).toMatchObject({ port: 9000, rateLimit: { limit: 5, windowSeconds: 60 } });
   });
 });

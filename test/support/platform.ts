@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createPartnerClient, type PartnerClient } from '../../src/client/index.js';
 import { signRequest } from '../../src/signing/index.js';
-import { loadConfig, type Config } from '../../src/server/config.js';
+import { readConfig, type Config } from '../../src/server/config.js';
 import { openPglite, openPostgres, type Database } from '../../src/server/db/database.js';
 import { openPlatform, type Platform } from '../../src/server/platform.js';
 import type { MerchantCredentials } from '../../src/server/merchants/secrets.js';
@@ -55,7 +55,7 @@ export const TEST_SECRET_KEY = randomBytes(32).toString('base64');
 
 export function testConfig(env: Record<string, string> = {}): Config {
   const dataDir = mkdtempSync(join(tmpdir(), 'partner-test-'));
-  return loadConfig([], { DATA_DIR: dataDir, SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: 'silent', RATE_LIMIT: '100000/60', ...env });
+  return readConfig({ DATA_DIR: dataDir, SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: 'silent', RATE_LIMIT: '100000/60', ...env });
 }
 
 export interface TestPlatform {

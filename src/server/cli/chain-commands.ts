@@ -1,12 +1,10 @@
 // The operator's chain commands behind the CLI: `chain resume` after a halt, `deposits rescan` of one order.
-import type { Network } from '../addresses/derivation.js';
 import { isUuid } from '../shared/uuid.js';
 import type { Platform } from '../platform.js';
 import { CursorForwardError, resumeNetwork } from '../chain/halt.js';
 import { rescanOrder } from '../chain/rescan.js';
 import { RefusedError, UsageError } from './errors.js';
-
-type Flags = Record<string, string | boolean | undefined>;
+import { networkFlag, type Flags } from './flags.js';
 type Output = { value: unknown; text: string };
 
 function fromBlockFlag(flags: Flags): bigint | undefined {
@@ -16,15 +14,8 @@ function fromBlockFlag(flags: Flags): bigint | undefined {
   return BigInt(text);
 }
 
-function networkFlag(flags: Flags): Network {
-  const text = typeof flags.network === 'string' ? flags.network.toLowerCase() : '';
-  if (text === 'tron') return 'Tron';
-  if (text === 'ethereum') return 'Ethereum';
-  throw new UsageError('--network must be tron or ethereum');
-}
-
 export async function chainResumeCommand(platform: Platform, flags: Flags): Promise<Output> {
-  const network = networkFlag(flags);
+  const network = networkFlag(flags, 'network');
   const fromBlock = fromBlockFlag(flags);
   const resumed = await resumeNetwork(platform.db, network, fromBlock).catch((error: unknown) => {
     throw error instanceof CursorForwardError ? new RefusedError(error.message) : error;

@@ -2,6 +2,7 @@
 // what it runs. Adding a command or a flag is an edit here; parsing, help and errors are in ../cli.ts.
 import { isAddress } from '../addresses/derivation.js';
 import { CALLBACK_STATES, CallbackInFlightError, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/history.js';
+import { addressesExport } from './address-export.js';
 import { chainResumeCommand, depositsRescanCommand } from './chain-commands.js';
 import type { Config } from '../config.js';
 import { isUuid } from '../shared/uuid.js';
@@ -10,8 +11,7 @@ import { openPlatform, type Platform } from '../platform.js';
 import { serve } from '../process/serve.js';
 import { DuplicateWithdrawalError, WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../withdrawals/withdrawals.js';
 import { RefusedError, UsageError } from './errors.js';
-
-export type Flags = Record<string, string | boolean | undefined>;
+import { NETWORK_VALUE, networkFlag, required, type Flags } from './flags.js';
 
 export interface FlagSpec {
   /** The value's placeholder (`NAME`); absent for a switch such as --json. */
@@ -30,12 +30,6 @@ export interface Command {
 }
 
 const JSON_FLAG: FlagSpec = { description: 'print the result as JSON' };
-
-function required(flags: Flags, name: string): string {
-  const value = flags[name];
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
-  return value;
-}
 
 function workerCount(flags: Flags): number {
   if (flags.workers === undefined) return 1;
@@ -99,7 +93,7 @@ export const COMMANDS: Command[] = [
       'api-key': { value: 'KEY', description: "the merchant's API key", required: true },
       'external-id': { value: 'ID', description: "the merchant's id of the withdrawal, 1 to 128 characters, unique per merchant", required: true },
       amount: { value: 'AMOUNT', description: 'whole USDT with at most 6 decimals, e.g. 12.5', required: true },
-      blockchain: { value: 'Tron|Ethereum', description: 'the network', required: true },
+      blockchain: { value: NETWORK_VALUE, description: 'the network', required: true },
       'destination-address': { value: 'ADDR', description: 'the address paid to, on that network', required: true },
       json: JSON_FLAG,
     },
@@ -109,8 +103,7 @@ export const COMMANDS: Command[] = [
       if (amountUnits === undefined || amountUnits === 0n || amountUnits > 1_000_000_000n * 1_000_000n) {
         throw new UsageError('--amount must be a positive decimal of whole USDT up to 1000000000 with at most 6 decimals, e.g. 12.5');
       }
-      const blockchain = required(flags, 'blockchain');
-      if (blockchain !== 'Tron' && blockchain !== 'Ethereum') throw new UsageError('--blockchain must be Tron or Ethereum');
+      const blockchain = networkFlag(flags, 'blockchain');
       const destinationAddress = required(flags, 'destination-address');
       if (!isAddress(blockchain, destinationAddress)) throw new UsageError(`--destination-address is not a ${blockchain} address`);
       const externalId = required(flags, 'external-id');
@@ -199,14 +192,33 @@ export const COMMANDS: Command[] = [
     },
   },
   {
+    words: ['addresses', 'export'],
+    summary: 'lists every issued deposit address with its derivation path, merchant, order and credited total (CSV, or JSON), and each network\'s highest used index and largest gap',
+    flags: {
+      network: { value: NETWORK_VALUE, description: "only this network's addresses" },
+      from: { value: 'DATE', description: 'only addresses issued at or after this date (2026-11-01, or 2026-11-01T12:00:00Z)' },
+      to: { value: 'DATE', description: 'only addresses issued before this date' },
+      json: { description: 'print JSON (the addresses and each network\'s indexes) instead of CSV' },
+    },
+    example: 'partner-api addresses export --network Tron --from 2026-11-01 > tron-addresses.csv',
+    async run(flags, config) {
+      const exported = await withPlatform(config, (p) => addressesExport(p, flags));
+      if (flags.json) process.stdout.write(exported.json + '\n');
+      else {
+        process.stdout.write(exported.csv);
+        process.stderr.write(exported.summary + '\n'); // beside the CSV, not in it
+      }
+    },
+  },
+  {
     words: ['chain', 'resume'],
     summary: 'resumes crediting on a network halted by a reorg deeper than its confirmations, after review',
     flags: {
-      network: { value: 'tron|ethereum', description: 'the halted network', required: true },
+      network: { value: NETWORK_VALUE, description: 'the halted network', required: true },
       'from-block': { value: 'N', description: 'rescan from this block (the first block the reorg replaced)' },
       json: JSON_FLAG,
     },
-    example: 'partner-api chain resume --network ethereum --from-block 21000000',
+    example: 'partner-api chain resume --network Ethereum --from-block 21000000',
     async run(flags, config) {
       const { value, text } = await withPlatform(config, (p) => chainResumeCommand(p, flags));
       print(flags, value, text);

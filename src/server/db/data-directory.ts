@@ -1,10 +1,32 @@
 // The data directory of the embedded database and the sandbox's master key: the owner's alone, and
 // one process's at a time.
-import { chmodSync, closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { tryLock } from 'fs-native-extensions';
 
 export class DataDirectoryBusyError extends Error {}
+
+/** The data directory cannot be created or written: exit 73 (cannot create). */
+export class DataDirectoryError extends Error {}
+
+const CAUSES: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ENOTDIR: 'a part of the path is a file, not a directory',
+  EEXIST: 'it exists and is not a directory',
+  EROFS: 'the file system is read-only',
+  ENOENT: 'its parent does not accept new directories',
+  ENOSPC: 'no space left on the device',
+};
+
+/** An error of the file system as one line naming DATA_DIR, its value and the cause. */
+function dataDirectoryError(dir: string, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !(code in CAUSES)) return error;
+  const user = process.getuid?.() === 0 ? 'root' : `uid ${process.getuid?.()}`;
+  const path = (error as { path?: string }).path ?? dir;
+  return new DataDirectoryError(`DATA_DIR ${dir} cannot be created or written by ${user}: ${path}: ${CAUSES[code]} (${code})`);
+}
 
 /**
  * PGlite is one process's database: an OS lock on DATA_DIR/partner-api.lock keeps a second process
@@ -17,7 +39,12 @@ export class DataDirectoryBusyError extends Error {}
 export function lockDataDirectory(dataDir: string): () => void {
   ownerOnlyDirectory(dataDir);
   const lockFile = join(dataDir, 'partner-api.lock');
-  const fd = openSync(lockFile, 'a+', 0o600);
+  let fd: number;
+  try {
+    fd = openSync(lockFile, 'a+', 0o600);
+  } catch (error) {
+    throw dataDirectoryError(dataDir, error);
+  }
   if (!tryLock(fd)) {
     closeSync(fd);
     const holder = readFileSync(lockFile, 'utf8').trim();
@@ -33,8 +60,23 @@ export function lockDataDirectory(dataDir: string): () => void {
 
 /** Creates the directory if needed and makes it the owner's alone (0700): the data inside is money. */
 export function ownerOnlyDirectory(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  chmodSync(dir, 0o700);
+  try {
+    makeDirectories(dir);
+    chmodSync(dir, 0o700);
+  } catch (error) {
+    throw dataDirectoryError(dir, error);
+  }
+}
+
+/**
+ * mkdir -p, one level at a time: Node's own recursive mkdir loops for ever where the parent exists
+ * but refuses with ENOENT (/proc/nope), and says EEXIST, not ENOTDIR, for a path that is a file.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let path = resolve(dir); !existsSync(path); path = dirname(path)) missing.unshift(path);
+  for (const path of missing) mkdirSync(path, { mode: 0o700 });
+  if (!statSync(dir).isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'EEXIST', path: dir });
 }
 
 /**

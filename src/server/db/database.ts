@@ -1,5 +1,9 @@
 // One small interface over the two databases the platform runs on: embedded PGlite (default) and a
 // PostgreSQL server (DATABASE_URL). Both parse int8 as bigint so that money stays exact.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
 
@@ -19,8 +23,38 @@ export interface Database extends Sql {
 const INT8 = 20;
 const parseInt8 = (value: string) => BigInt(value);
 
+/**
+ * PGlite's PostgreSQL runs inside one WebAssembly memory, which grows and never shrinks: its default
+ * 128 MB of shared buffers (more than the platform's tables) are kept small, and the buffers of a
+ * session with them.
+ */
+const PGLITE_SETTINGS = ['shared_buffers = 16MB', 'temp_buffers = 1MB', 'wal_buffers = 1MB'];
+
+function newPglite(dataDir: string | undefined): PGlite {
+  return new PGlite({ ...(dataDir ? { dataDir } : {}), postgresqlconf: PGLITE_SETTINGS, parsers: { [pgliteTypes.INT8]: parseInt8 } });
+}
+
+/**
+ * Creating the database (initdb, then unpacking its files) grows PGlite's memory to about 700 MB,
+ * which neither a WebAssembly memory nor the C allocator gives back: it is done in a short-lived
+ * process of its own, and the platform then opens the database at a fraction of that.
+ */
+async function createPgliteDatabase(dataDir: string): Promise<void> {
+  const code = `
+    const [module, dataDir, settings] = process.argv.slice(1);
+    const { PGlite } = await import(module);
+    const db = new PGlite({ dataDir, postgresqlconf: JSON.parse(settings) });
+    await db.waitReady;
+    await db.close();`;
+  const args = ['--input-type=module', '-e', code, import.meta.resolve('@electric-sql/pglite'), dataDir, JSON.stringify(PGLITE_SETTINGS)];
+  await promisify(execFile)(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }).catch((error: { stderr?: string }) => {
+    throw new Error(`creating the embedded database in ${dataDir} failed: ${error.stderr?.trim().split('\n').at(-1) ?? String(error)}`);
+  });
+}
+
 export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  const db = new PGlite({ ...(dataDir ? { dataDir } : {}), parsers: { [pgliteTypes.INT8]: parseInt8 } });
+  if (dataDir && !existsSync(join(dataDir, 'PG_VERSION'))) await createPgliteDatabase(dataDir);
+  const db = newPglite(dataDir);
   await db.waitReady;
   const query = async <Row>(runner: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) =>
     (await runner.query<Row>(text, params as unknown[] | undefined)).rows;

@@ -7,7 +7,9 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ownerOnlyDirectory } from '../db/data-directory.js';
 
-export type Mode = 'sandbox' | 'live';
+import type { Mode } from '../config.js';
+
+export type { Mode };
 
 export interface MerchantCredentials {
   merchantId: string;

@@ -1,51 +1,33 @@
-// `partner-api serve`: opens the platform, listens, prints the banner (and the sandbox merchant's
-// credentials in sandbox mode), starts the background workers, and stops gracefully on SIGTERM/SIGINT.
+// `partner-api serve`: opens the platform, listens, prints the banner (./banner.ts), starts the
+// background jobs, and stops gracefully on SIGTERM/SIGINT. With --workers N it hands over to the
+// cluster's primary (./cluster.ts), and each worker runs this.
 import cluster from 'node:cluster';
 import { ConfigError, type Config } from '../config.js';
-import { openPlatform, type Platform } from '../platform.js';
+import { openPlatform } from '../platform.js';
+import { printBanner, sandboxCredentials } from './banner.js';
+import { superviseWorkers } from './cluster.js';
 
-function banner(config: Config, url: string, credentials: { apiKey: string; apiSecret: string; callbackSecret: string } | undefined, workers = 1) {
-  const lines = [
-    `Partner API (${config.mode} mode) listening on ${url}`,
-    `  docs:      ${url}/docs`,
-    `  contract:  ${url}/openapi.json`,
-    `  database:  ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`}`,
-  ];
-  if (credentials) {
-    lines.push(
-      'Sandbox merchant (test credentials, never for real funds):',
-      `  API key:          ${credentials.apiKey}`,
-      `  API secret:       ${credentials.apiSecret}`,
-      `  callback secret:  ${credentials.callbackSecret}`,
-      'Deposit addresses come from the public "abandon … about" test wallet: UNSAFE for real funds.',
-    );
-  }
-  if (workers > 1) lines.push(`  workers:   ${workers} processes sharing the port (node:cluster)`);
-  lines.push('Ready. SIGTERM or Ctrl+C stops it gracefully.');
-  process.stdout.write(lines.join('\n') + '\n');
-}
+/** The port is taken by another process: exit 69 (service unavailable). */
+export class PortInUseError extends Error {}
 
-/** The sandbox merchant, created on the first start. */
-async function sandboxCredentials(platform: Platform) {
-  const merchant = (await platform.merchants.byName('sandbox')) ?? (await platform.merchants.byApiKey((await platform.merchants.create('sandbox')).apiKey));
-  return platform.merchants.credentials(merchant!);
-}
-
-/**
- * Serves with `workers` processes. More than one needs PostgreSQL: the primary prepares the database
- * (migrations, the sandbox merchant), then node:cluster forks the workers, which share the port and
- * each run the whole platform; its background jobs stay one per job through their leases (process/leadership.ts).
- */
 export async function serve(config: Config, workers = 1): Promise<void> {
   if (workers > 1 && !config.databaseUrl) {
     throw new ConfigError("--workers needs DATABASE_URL: the embedded database (PGlite) is one process's, so it serves with one worker");
   }
   if (workers > 1 && cluster.isPrimary) return superviseWorkers(config, workers);
   const platform = await openPlatform(config);
-  const sandbox = config.mode === 'sandbox' ? await sandboxCredentials(platform) : undefined;
-  const address = await platform.app.fastify.listen({ host: config.host, port: config.port });
-  // A cluster worker is announced by its primary.
-  if (cluster.isPrimary) banner(config, address.replace('[::1]', 'localhost'), sandbox);
+  let address: string;
+  try {
+    const sandbox = config.mode === 'sandbox' ? await sandboxCredentials(platform) : undefined;
+    address = await platform.app.fastify.listen({ host: config.host, port: config.port }).catch((error: unknown) => {
+      throw listenRefusal(error, config);
+    });
+    // A cluster worker is announced by its primary.
+    if (cluster.isPrimary) printBanner(config, address.replace('[::1]', 'localhost'), sandbox);
+  } catch (error) {
+    await platform.close();
+    throw error;
+  }
   const log = platform.app.fastify.log;
   for (const [network, { chain }] of Object.entries(config.networks)) {
     if (chain) log.info({ network, rpc: new URL(chain.rpcUrl).origin, token: chain.tokenContract }, 'scanning deposits');
@@ -71,50 +53,12 @@ export async function serve(config: Config, workers = 1): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
-async function superviseWorkers(config: Config, count: number): Promise<void> {
-  const platform = await openPlatform(config, { logger: false });
-  let sandbox;
-  try {
-    sandbox = config.mode === 'sandbox' ? await sandboxCredentials(platform) : undefined;
-  } finally {
-    await platform.close();
-  }
-  let stopping = false;
-  let ready = false;
-  const listening = new Promise<{ address: string; port: number; addressType: number | string }>((resolve, reject) => {
-    let started = 0;
-    cluster.on('listening', (_worker, address) => {
-      if (++started === count) resolve(address);
-    });
-    cluster.on('exit', (worker, code, signal) => {
-      if (stopping) return;
-      if (!ready) {
-        stopping = true;
-        for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
-        return reject(new Error(`worker ${worker.id} exited (${signal ?? `code ${code}`}) before the platform was ready; its error is above`));
-      }
-      // A worker that dies while serving is replaced; its requests in flight were lost with it.
-      process.stderr.write(`partner-api: worker ${worker.id} exited (${signal ?? `code ${code}`}); starting another\n`);
-      cluster.fork();
-    });
-  });
-  for (let i = 0; i < count; i++) cluster.fork();
-  const address = await listening;
-  ready = true;
-  const host = address.addressType === 6 ? `[${address.address}]` : address.address;
-  banner(config, `http://${host}:${address.port}`.replace('[::1]', 'localhost'), sandbox, count);
-
-  const shutdown = () => {
-    if (stopping) return;
-    stopping = true;
-    const workers = Object.values(cluster.workers ?? {}).filter((w) => w !== undefined);
-    let left = workers.length;
-    if (left === 0) process.exit(0);
-    for (const worker of workers) {
-      worker.once('exit', () => --left === 0 && process.exit(0));
-      worker.process.kill('SIGTERM');
-    }
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+/** The operating system's refusal to listen, as one line naming the setting, its value and the cause. */
+function listenRefusal(error: unknown, config: Config): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  const where = `${config.host}:${config.port}`;
+  if (code === 'EADDRINUSE') return new PortInUseError(`PORT ${config.port} is in use on ${config.host} by another process (EADDRINUSE): stop it, or choose another --port`);
+  if (code === 'EACCES') return new ConfigError(`PORT ${config.port}: this user may not listen on ${where} (EACCES): ports below 1024 need root or CAP_NET_BIND_SERVICE; choose --port 1024 or above`);
+  if (code === 'EADDRNOTAVAIL') return new ConfigError(`HOST ${config.host} is not an address of this machine (EADDRNOTAVAIL): choose one of its addresses, 127.0.0.1 or 0.0.0.0`);
+  return error;
 }

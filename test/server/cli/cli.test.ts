@@ -137,7 +137,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['callbacks', 'list'], ['--order UUID', '--state', '--limit N']],
     [['callbacks', 'redeliver'], ['--webhook-id ID']],
     [['deposits', 'rescan'], ['--order UUID', '--from-block N']],
-    [['chain', 'resume'], ['--network tron|ethereum', '--from-block N']],
+    [['chain', 'resume'], ['--network Tron|Ethereum', '--from-block N']],
   ];
   const env = () => ({ DATA_DIR: freshDataDir() });
 

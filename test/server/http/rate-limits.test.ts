@@ -3,7 +3,7 @@
 // request of an existing merchant is never refused for others' failures; behind the operator's
 // reverse proxies (TRUSTED_PROXIES) the address is the client's, taken from X-Forwarded-For.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, configFrom } from '../../../src/server/config.js';
+import { ConfigError, readConfig } from '../../../src/server/config.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
@@ -98,12 +98,12 @@ describe('without a trusted proxy (the default)', () => {
 
 describe('the TRUSTED_PROXIES setting', () => {
   it('takes IP addresses and CIDR ranges, and refuses anything else by name', () => {
-    expect(configFrom({}, { TRUSTED_PROXIES: '10.0.0.5, 192.168.0.0/16,::1,fd00::/8' }).trustedProxies).toEqual(['10.0.0.5', '192.168.0.0/16', '::1', 'fd00::/8']);
-    expect(configFrom({ 'trusted-proxies': '127.0.0.1' }, {}).trustedProxies).toEqual(['127.0.0.1']);
-    expect(configFrom({}, {}).trustedProxies).toEqual([]);
+    expect(readConfig({ TRUSTED_PROXIES: '10.0.0.5, 192.168.0.0/16,::1,fd00::/8' }, {}).trustedProxies).toEqual(['10.0.0.5', '192.168.0.0/16', '::1', 'fd00::/8']);
+    expect(readConfig({}, { 'trusted-proxies': '127.0.0.1' }).trustedProxies).toEqual(['127.0.0.1']);
+    expect(readConfig({}, {}).trustedProxies).toEqual([]);
     for (const bad of ['proxy.internal', '10.0.0.0/33', '::/129', '10.0.0.1/8/8', '10.0.0.0/']) {
-      expect(() => configFrom({}, { TRUSTED_PROXIES: bad }), bad).toThrow(ConfigError);
-      expect(() => configFrom({}, { TRUSTED_PROXIES: bad }), bad).toThrow(/TRUSTED_PROXIES/);
+      expect(() => readConfig({ TRUSTED_PROXIES: bad }, {}), bad).toThrow(ConfigError);
+      expect(() => readConfig({ TRUSTED_PROXIES: bad }, {}), bad).toThrow(/TRUSTED_PROXIES/);
     }
   });
 });

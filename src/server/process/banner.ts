@@ -1,0 +1,48 @@
+// What `serve` tells the operator at start: where it listens and, in sandbox mode, the sandbox
+// merchant's credentials, also as `export` lines to paste into a shell. It is written to stderr, the
+// terminal's stream: the JSON logs go to stdout, so a log collector never receives the secrets.
+import type { Config } from '../config.js';
+import type { Platform } from '../platform.js';
+
+export interface SandboxCredentials {
+  apiKey: string;
+  apiSecret: string;
+  callbackSecret: string;
+}
+
+/** The sandbox merchant, created on the first start. */
+export async function sandboxCredentials(platform: Platform): Promise<SandboxCredentials> {
+  const merchant = (await platform.merchants.byName('sandbox')) ?? (await platform.merchants.byApiKey((await platform.merchants.create('sandbox')).apiKey));
+  return platform.merchants.credentials(merchant!);
+}
+
+export function printBanner(config: Config, url: string, credentials: SandboxCredentials | undefined, workers = 1): void {
+  const lines = [
+    `Partner API (${config.mode} mode) listening on ${url}`,
+    `  docs:      ${url}/docs`,
+    `  contract:  ${url}/openapi.json`,
+    `  database:  ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`}`,
+  ];
+  if (workers > 1) lines.push(`  workers:   ${workers} processes sharing the port (node:cluster)`);
+  if (credentials) {
+    lines.push(
+      'Sandbox merchant (test credentials, never for real funds):',
+      `  API key:          ${credentials.apiKey}`,
+      `  API secret:       ${credentials.apiSecret}`,
+      `  callback secret:  ${credentials.callbackSecret}`,
+      'For a shell (the guide\'s examples read these):',
+      `  export PARTNER_API_URL=${url}`,
+      `  export PARTNER_API_KEY=${credentials.apiKey}`,
+      `  export PARTNER_API_SECRET=${credentials.apiSecret}`,
+      `  export PARTNER_CALLBACK_SECRET=${credentials.callbackSecret}`,
+      'Deposit addresses come from the public "abandon … about" test wallet: UNSAFE for real funds.',
+    );
+  }
+  lines.push(
+    config.logLevel === 'warn'
+      ? 'Logs: warnings and errors only (JSON on stdout); LOG_LEVEL=info adds a line per request.'
+      : `Logs: level ${config.logLevel} (JSON on stdout).`,
+    'Ready. SIGTERM or Ctrl+C stops it gracefully.',
+  );
+  process.stderr.write(lines.join('\n') + '\n');
+}

@@ -1,0 +1,145 @@
+// `partner-api addresses export` (issue 24, item 5): every issued deposit address with its derivation
+// path, merchant, order and credited total; each network's highest used index and largest gap. The
+// totals are the exact sums of the credited deposits, on PGlite and on PostgreSQL.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
+import { addressesExport } from '../../../src/server/cli/address-export.js';
+import { orderRequest } from '../../fixtures/orders.js';
+import { PARTNER_API_BIN } from '../../support/partner-api.js';
+import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+
+interface Exported {
+  addresses: { network: string; index: number; derivationPath: string; address: string; merchant: string; order: string; credited: string; lastCreditAt?: string }[];
+  networks: { network: string; usedIndexes: number; highestIndex: number; largestGap?: { after: number; before: number; size: number } }[];
+}
+
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+
+/** RFC 4180 rows (the export quotes a field with a comma, a quote or a line break). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') row.push(field), (field = '');
+    else if (c === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++;
+    else field += c;
+  }
+  return rows;
+}
+
+describe.each(DATABASES)('addresses export on %s', (kind) => {
+  let t: TestPlatform;
+  const orders: { uuid: string; blockchain: 'Tron' | 'Ethereum' }[] = [];
+
+  beforeAll(async () => {
+    t = await startTestPlatform(kind);
+    const other = await t.createMerchant('Shop, "the other"'); // a name CSV must quote
+    for (const [i, blockchain] of (['Tron', 'Tron', 'Ethereum', 'Tron', 'Ethereum'] as const).entries()) {
+      const credentials = i === 1 ? other : t.merchant;
+      const { data } = await t.client(credentials).POST('/partner/v1/platforms/orders', { body: orderRequest(`export-${i}`, { blockchain }) });
+      orders.push({ uuid: data!.uuid, blockchain });
+      // Two credits on the first order, one on the others but the last, none on the last.
+      const amounts = i === 0 ? [1_500_000, 2_250_001] : i < 4 ? [10_000_000 + i] : [];
+      for (const [n, amount] of amounts.entries()) {
+        const path = `/sandbox/v1/orders/${data!.uuid}/deposits`;
+        const response = await t.signed('POST', path, { body: JSON.stringify({ amount }), headers: { ...JSON_TYPE, 'Idempotency-Key': `export-${i}-${n}` }, credentials });
+        expect(response.status).toBe(201);
+      }
+    }
+  });
+  afterAll(() => t?.close());
+
+  const exported = async (flags: Record<string, string | boolean> = {}) => JSON.parse((await addressesExport(t.platform, flags)).json) as Exported;
+
+  it('lists every issued address with its path and what was credited to it, the totals those of the deposits', async () => {
+    const { addresses } = await exported();
+    expect(addresses).toHaveLength(5);
+    const [deposits] = await t.db.query<{ total: bigint }>('SELECT sum(amount)::bigint AS total FROM deposits');
+    expect(addresses.reduce((sum, a) => sum + BigInt(a.credited), 0n)).toBe(deposits!.total);
+    expect(deposits!.total).toBe(1_500_000n + 2_250_001n + 10_000_001n + 10_000_002n + 10_000_003n);
+    const received = await t.db.query<{ uuid: string; received_amount: bigint }>('SELECT uuid, received_amount FROM deposit_orders');
+    for (const row of received) expect(BigInt(addresses.find((a) => a.order === row.uuid)!.credited)).toBe(row.received_amount);
+
+    const derive = { Tron: createAddressDeriver('Tron', t.platform.config.networks.Tron.xpub), Ethereum: createAddressDeriver('Ethereum', t.platform.config.networks.Ethereum.xpub) };
+    for (const address of addresses) {
+      const network = address.network as 'Tron' | 'Ethereum';
+      expect(address.address).toBe(derive[network](address.index));
+      expect(address.derivationPath).toBe(`m/44'/${network === 'Tron' ? 195 : 60}'/0'/0/${address.index}`);
+    }
+    const last = addresses.find((a) => a.order === orders[4]!.uuid)!;
+    expect(last).toMatchObject({ credited: '0' });
+    expect(last.lastCreditAt).toBeUndefined();
+    expect(addresses.find((a) => a.order === orders[0]!.uuid)!.lastCreditAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(addresses.find((a) => a.order === orders[1]!.uuid)!.merchant).toBe('Shop, "the other"');
+  });
+
+  it('filters by network and by the date the address was issued', async () => {
+    const tron = await exported({ network: 'tron' });
+    expect(tron.addresses.map((a) => a.network)).toEqual(['Tron', 'Tron', 'Tron']);
+    expect(tron.networks.map((n) => n.network)).toEqual(['Tron']);
+    expect((await exported({ from: '2999-01-01' })).addresses).toEqual([]);
+    expect((await exported({ to: '2000-01-01' })).addresses).toEqual([]);
+    expect((await exported({ from: '2000-01-01', to: '2999-01-01T00:00:00Z' })).addresses).toHaveLength(5);
+    await expect(addressesExport(t.platform, { from: 'yesterday' })).rejects.toThrow(/--from must be a date/);
+    await expect(addressesExport(t.platform, { network: 'Bitcoin' })).rejects.toThrow(/--network must be Tron or Ethereum/);
+  });
+
+  it('gives each network its highest used index and its largest gap between used indexes', async () => {
+    const before = await exported();
+    const tronIndexes = before.addresses.filter((a) => a.network === 'Tron').map((a) => a.index);
+    expect(before.networks.find((n) => n.network === 'Tron')).toMatchObject({ usedIndexes: 3, highestIndex: Math.max(...tronIndexes) });
+    // An index reserved and never handed out (a stopped process leaves such gaps): move the last Tron order far on.
+    const moved = Math.max(...tronIndexes) + 40;
+    await t.db.query('UPDATE deposit_orders SET address_index = $1 WHERE uuid = $2', [moved, orders[3]!.uuid]);
+    const after = await exported();
+    const remaining = tronIndexes.filter((i) => i !== before.addresses.find((a) => a.order === orders[3]!.uuid)!.index);
+    const previous = Math.max(...remaining);
+    expect(after.networks.find((n) => n.network === 'Tron')).toEqual({
+      network: 'Tron',
+      usedIndexes: 3,
+      highestIndex: moved,
+      largestGap: { after: previous, before: moved, size: moved - previous - 1 },
+    });
+  });
+
+  it('writes CSV: a header, a row per address, quoted where needed, the same totals', async () => {
+    const { csv, summary } = await addressesExport(t.platform, {});
+    const [header, ...rows] = parseCsv(csv);
+    expect(header).toEqual(['network', 'index', 'derivation_path', 'address', 'merchant_id', 'merchant', 'order', 'external_id', 'issued_at', 'credited_units', 'last_credit_at']);
+    expect(rows).toHaveLength(5);
+    expect(rows.map((r) => r[5])).toContain('Shop, "the other"');
+    const [deposits] = await t.db.query<{ total: bigint }>('SELECT sum(amount)::bigint AS total FROM deposits');
+    expect(rows.reduce((sum, r) => sum + BigInt(r[9]!), 0n)).toBe(deposits!.total);
+    expect(summary).toMatch(/^Ethereum: 2 used indexes, highest \d+, no gap\nTron: 3 used indexes, highest \d+, largest gap \d+ \(between \d+ and \d+\)$/);
+  });
+});
+
+describe('partner-api addresses export, the command', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'partner-export-'));
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('writes the CSV to stdout and the indexes to stderr, and refuses a bad flag with 64', async () => {
+    const run = promisify(execFile);
+    const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' };
+    const { stdout, stderr } = await run(process.execPath, [PARTNER_API_BIN, 'addresses', 'export'], { env });
+    expect(stdout).toBe('network,index,derivation_path,address,merchant_id,merchant,order,external_id,issued_at,credited_units,last_credit_at\r\n');
+    expect(stderr).toBe('no addresses issued\n');
+    const json = await run(process.execPath, [PARTNER_API_BIN, 'addresses', 'export', '--json', '--network', 'Tron'], { env });
+    expect(JSON.parse(json.stdout)).toEqual({ addresses: [], networks: [] });
+    const bad = await run(process.execPath, [PARTNER_API_BIN, 'addresses', 'export', '--to', 'soon'], { env }).catch((e: { code: number; stderr: string }) => e);
+    expect(bad).toMatchObject({ code: 64, stderr: 'partner-api: --to must be a date such as 2026-11-01 or 2026-11-01T12:00:00Z (see partner-api addresses export --help)\n' });
+  });
+});

@@ -1,0 +1,59 @@
+// A quiet start (issue 24, item 1): the banner is the first thing serve prints, on stderr (the
+// terminal's stream), with the sandbox credentials as `export` lines; the JSON logs go to stdout, so a
+// log collector never receives the secrets; the sandbox logs no request unless LOG_LEVEL asks.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PARTNER_API_BIN } from '../../support/partner-api.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'partner-quiet-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** serve until its banner's last line; then one request, and its streams apart. */
+async function startAndRequest(env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [PARTNER_API_BIN, 'serve', '--port', '0'], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: '', ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => void (stdout += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (/^Ready\. /m.test(stderr)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${stderr}`)));
+  });
+  const url = /listening on (\S+)/.exec(stderr)![1]!;
+  expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  await new Promise((r) => setTimeout(r, 300)); // a log line would be written by now
+  child.removeAllListeners('exit');
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+  return { stdout, stderr };
+}
+
+describe('serve starts quietly', () => {
+  it('prints the banner first, on stderr, with export lines, and no request log in the sandbox by default', async () => {
+    const { stdout, stderr } = await startAndRequest({});
+    const lines = stderr.split('\n');
+    expect(lines[0]).toMatch(/^Partner API \(sandbox mode\) listening on http:\/\/127\.0\.0\.1:\d+$/);
+    const url = /listening on (\S+)/.exec(lines[0]!)![1];
+    const exports = lines.filter((line) => line.startsWith('  export '));
+    expect(exports.map((line) => line.trim().split('=')[0])).toEqual(['export PARTNER_API_URL', 'export PARTNER_API_KEY', 'export PARTNER_API_SECRET', 'export PARTNER_CALLBACK_SECRET']);
+    expect(exports[0]).toBe(`  export PARTNER_API_URL=${url}`);
+    expect(exports[1]).toMatch(/=pk_test_\S+$/);
+    expect(stdout).toBe(''); // no request log, no "listening" log
+  });
+
+  it('logs each request as JSON on stdout when LOG_LEVEL=info, and never the banner or a secret there', async () => {
+    const { stdout, stderr } = await startAndRequest({ LOG_LEVEL: 'info' });
+    expect(stderr.split('\n')[0]).toMatch(/^Partner API \(sandbox mode\) listening on /);
+    const logs = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; req?: { url: string } });
+    expect(logs.some((log) => log.req?.url === '/healthz')).toBe(true);
+    const secret = /API secret:\s+(\S+)/.exec(stderr)![1]!;
+    expect(stdout).not.toContain(secret);
+    expect(stdout).not.toContain('PARTNER_API_KEY');
+  });
+});
