@@ -70,15 +70,32 @@ async function expectCreatedAndRead(file: string, externalId: string) {
 
 describe('the client package (partner-api-client)', () => {
   it('is a small tarball of the built client and nothing else', async () => {
-    expect(statSync(tarball).size).toBeLessThan(60 * 1024);
+    expect(statSync(tarball).size).toBeLessThan(80 * 1024);
     const files = await tarballFiles(tarball);
-    expect(files.sort()).toEqual(['LICENSE', 'README.md', 'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'package.json']);
+    expect(files.sort()).toEqual(['LICENSE', 'README.md', 'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'openapi.json', 'package.json']);
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/partner-api-client/package.json'), 'utf8'));
     expect(manifest.name).toBe('partner-api-client');
     expect(manifest.version).toBe(contractVersion);
     expect(Object.keys(manifest.dependencies)).toEqual(['openapi-fetch']);
     expect(manifest.exports['.'].import.types).toBe('./index.d.ts');
     expect(manifest.exports['.'].require.types).toBe('./index.d.cts');
+  });
+
+  it("ships the contract as partner-api-client/openapi.json: the docs' download and the platform's /openapi.json, one version", async () => {
+    const resolve = await run(NODE, ['--input-type=module', '-e', "console.log(import.meta.resolve('partner-api-client/openapi.json'))"], { cwd: project });
+    expect(resolve.stderr).toBe('');
+    const shipped = readFileSync(new URL(resolve.stdout.trim()), 'utf8');
+    const required = await run(NODE, ['-e', "console.log(require('partner-api-client/openapi.json').info.version)"], { cwd: project });
+    expect(required.stdout.trim()).toBe(contractVersion);
+
+    expect(shipped).toBe(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8'));
+    expect(shipped).toBe(readFileSync(join(ROOT, 'dist/docs/openapi.json'), 'utf8')); // the docs page's download link
+    const served = await fetch(`${platform.baseUrl}/openapi.json`);
+    expect(served.status).toBe(200);
+    expect(await served.text()).toBe(shipped);
+
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/partner-api-client/package.json'), 'utf8'));
+    expect(JSON.parse(shipped).info.version).toBe(manifest.version);
   });
 
   it('installs openapi-fetch and its own dependency, nothing more', () => {
