@@ -17,6 +17,11 @@ function banner(config: Config, url: string, credentials: { apiKey: string; apiS
       `  API key:          ${credentials.apiKey}`,
       `  API secret:       ${credentials.apiSecret}`,
       `  callback secret:  ${credentials.callbackSecret}`,
+      "For the docs' samples and the client, paste:",
+      `  export PARTNER_API_URL='${url}'`,
+      `  export PARTNER_API_KEY='${credentials.apiKey}'`,
+      `  export PARTNER_API_SECRET='${credentials.apiSecret}'`,
+      `  export PARTNER_CALLBACK_SECRET='${credentials.callbackSecret}'`,
       'Deposit addresses come from the public "abandon … about" test wallet: UNSAFE for real funds.',
     );
   }
