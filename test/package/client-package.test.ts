@@ -93,6 +93,8 @@ describe('the client package (partner-api-client)', () => {
     const served = await fetch(`${platform.baseUrl}/openapi.json`);
     expect(served.status).toBe(200);
     expect(await served.text()).toBe(shipped);
+    // The docs' link is relative: served at /docs, it fetches this same /openapi.json.
+    expect(new URL('openapi.json', `${platform.baseUrl}/docs`).href).toBe(`${platform.baseUrl}/openapi.json`);
 
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/partner-api-client/package.json'), 'utf8'));
     expect(JSON.parse(shipped).info.version).toBe(manifest.version);

@@ -70,6 +70,11 @@ describe('the guide, executed verbatim in an empty project against a local npm r
     expect(readFileSync(join(ROOT, 'src/client/README.md'), 'utf8')).toContain('```sh\nnpm install partner-api-client\n```');
     expect(files.map((f) => f.path)).toEqual(['callbacks.mjs', 'test/partner-api.test.mjs']);
     expect(shellBlocks[1]!.code).toContain('node_modules/.bin/prism mock node_modules/partner-api-client/openapi.json');
+    // The client's README gives the same Prism install and command (on the default port).
+    const readme = readFileSync(join(ROOT, 'src/client/README.md'), 'utf8');
+    expect(readme).toContain(shellBlocks[0]!.code.split('\n')[1]);
+    const prismLine = shellBlocks[1]!.code.split('\n').find((line) => line.includes('prism mock'))!;
+    expect(readme).toContain(prismLine.replace('"$MOCK_PORT"', '4010').replace(/ &$/, ''));
   });
 
   it('names an example for each order status and every error the merchant operations declare', () => {
