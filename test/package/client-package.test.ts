@@ -172,7 +172,7 @@ describe('the client package (partner-api-client)', () => {
       expect(wrong.code).not.toBe(0);
       expect(wrong.stdout).toContain('"Bitcoin"');
       expect(wrong.stdout).toMatch(/wrong\.ts\(8,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/);
-    });
+    }, 120_000); // tsc on a loaded 2-core machine takes 20 to 30 s
   }
 
   it("type-checks the docs' TypeScript samples and runs each against the platform", async () => {
@@ -203,7 +203,7 @@ describe('the client package (partner-api-client)', () => {
     ids.WITHDRAWAL_UUID = withdrawalUuid!;
     expect(await runSample('getWithdrawal')).toEqual(['PENDING', '12.5']);
     expect(await runSample('setSandboxWithdrawalStatus')).toEqual([withdrawalUuid, 'DONE']);
-  });
+  }, 120_000);
 
   it('passes publint and Are The Types Wrong', async () => {
     const publint = await run(NODE, [join(ROOT, 'node_modules/publint/src/cli.js'), '--strict', join(ROOT, 'dist/client')]);
