@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need when they are missing: Chromium (the docs test opens the
 # page in a real browser), openssl (the guide's shell example is run) and python3 (the docs' Python
-# samples are run). Needs root and apt-get;
-# otherwise it only says what is missing.
+# samples are run). Needs root and apt-get; otherwise it only says what is missing.
 set -euo pipefail
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
