@@ -139,11 +139,17 @@ export interface components {
          *     same fields returns the existing order (`200`); with different fields it is refused (`409`).
          */
         CreateDepositOrderRequest: {
-            /** @description The merchant's transaction ID, unique per merchant; the idempotency key of the request. */
+            /**
+             * @description The merchant's transaction ID, unique per merchant; the idempotency key of the request.
+             * @example ord-1001
+             */
             externalId: components["schemas"]["MerchantReference"];
             blockchain: components["schemas"]["Blockchain"];
             currency: components["schemas"]["Currency"];
-            /** @description The customer's ID on the merchant side. */
+            /**
+             * @description The customer's ID on the merchant side.
+             * @example cust-42
+             */
             customerId: components["schemas"]["MerchantReference"];
             callbackUrl: components["schemas"]["CallbackUrl"];
         };
@@ -204,7 +210,10 @@ export interface components {
             status: components["schemas"]["WithdrawalStatus"];
             /** @description When the withdrawal was created (UTC). Spelled `createAt`, as the interface defines it. */
             createAt?: components["schemas"]["PlatformDateTime"];
-            /** @description The merchant's transaction ID of the withdrawal. */
+            /**
+             * @description The merchant's transaction ID of the withdrawal.
+             * @example wd-1001
+             */
             externalId: components["schemas"]["MerchantReference"];
         };
         /**
@@ -248,7 +257,6 @@ export interface components {
         /**
          * @description A merchant-side identifier, 1 to 128 characters, no control characters and no unpaired UTF-16
          *     surrogates (any other Unicode is fine).
-         * @example ord-1001
          */
         MerchantReference: string;
         /**
@@ -353,7 +361,10 @@ export interface components {
             currency: components["schemas"]["Currency"];
             /** @description Target coin currency; always equal to `currency`. */
             targetCurrency: components["schemas"]["Currency"];
-            /** @description The customer's ID on the merchant side, as sent. */
+            /**
+             * @description The customer's ID on the merchant side, as sent.
+             * @example cust-42
+             */
             customerId: components["schemas"]["MerchantReference"];
             /** @description A fresh address, never issued to another order, that receives the deposit. */
             address: components["schemas"]["WalletAddress"];
@@ -399,7 +410,10 @@ export interface components {
         };
         /** @description A test withdrawal for the sandbox, as the operator would create it. */
         SandboxWithdrawalRequest: {
-            /** @description Your transaction ID of the withdrawal, unique per merchant. */
+            /**
+             * @description Your transaction ID of the withdrawal, unique per merchant.
+             * @example wd-1001
+             */
             externalId: components["schemas"]["MerchantReference"];
             /**
              * Format: double

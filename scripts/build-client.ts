@@ -1,6 +1,7 @@
 // Builds dist/client/: the complete `partner-api-client` package that merchants' services install.
 // ESM and CommonJS builds of src/client with bundled type declarations (the generated types inside),
-// its own package.json (version = the contract's info.version), the merchant README and the licence.
+// its own package.json (version = the contract's info.version), the bundled contract (export
+// `partner-api-client/openapi.json`, for a merchant's mock: Prism runs on it), the merchant README and the licence.
 // `npm pack ./dist/client` makes the tarball.
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { build } from 'tsup';
@@ -41,14 +42,16 @@ const manifest = {
       import: { types: './index.d.ts', default: './index.js' },
       require: { types: './index.d.cts', default: './index.cjs' },
     },
+    './openapi.json': './openapi.json',
     './package.json': './package.json',
   },
   main: './index.cjs',
   types: './index.d.cts',
-  files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts'],
+  files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'openapi.json'],
   dependencies: { 'openapi-fetch': openapiFetch },
 };
 writeFileSync(`${OUT}/package.json`, JSON.stringify(manifest, null, 2) + '\n');
+copyFileSync('generated/openapi.json', `${OUT}/openapi.json`);
 copyFileSync('src/client/README.md', `${OUT}/README.md`);
 copyFileSync('LICENSE', `${OUT}/LICENSE`);
 console.log(`${OUT}: partner-api-client ${manifest.version}`);

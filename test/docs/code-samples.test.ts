@@ -1,5 +1,6 @@
-// Every operation of the docs shows a curl + openssl sample and a TypeScript sample; each curl sample runs
-// verbatim (bash, as the docs show it) against a real sandbox platform that verifies its signature.
+// Every operation of the docs shows a curl + openssl sample, a TypeScript sample and a Python sample; each
+// curl sample runs verbatim (bash, as the docs show it) and each Python sample runs verbatim (python3,
+// standard library only) against a real sandbox platform that verifies its signature.
 // The TypeScript samples run in test/package/client-package.test.ts, where the client is installed.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -16,29 +17,47 @@ beforeAll(async () => {
 });
 afterAll(async () => platform?.close());
 
-async function runShell(source: string): Promise<unknown> {
-  const env = {
+/** The environment the samples name: the merchant's credentials, and the ids earlier samples made. */
+function sampleEnv() {
+  return {
     PATH: process.env.PATH,
     PARTNER_API_URL: platform.baseUrl,
     PARTNER_API_KEY: platform.merchant.apiKey,
     PARTNER_API_SECRET: platform.merchant.apiSecret,
     ...ids,
   };
-  const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', source], { env });
+}
+
+async function runShell(source: string): Promise<unknown> {
+  const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', source], { env: sampleEnv() });
   return JSON.parse(stdout);
 }
 
+async function runPython(source: string): Promise<unknown> {
+  const { stdout } = await promisify(execFile)('python3', ['-I', '-c', source], { env: sampleEnv() });
+  return JSON.parse(stdout);
+}
+
+/** The modules a Python sample imports (every `import a, b.c` line). */
+function pythonImports(source: string): string[] {
+  return [...source.matchAll(/^import (.+)$/gm)].flatMap((m) => m[1]!.split(',').map((name) => name.trim().split('.')[0]!));
+}
+
 describe('the code samples of the docs', () => {
-  it('cover every operation, in curl with openssl and in TypeScript with partner-api-client', () => {
+  it('cover every operation, in curl with openssl, in TypeScript with partner-api-client and in Python', () => {
     const operations = sampledOperations();
     expect(operations.map((o) => o.operationId).sort()).toEqual([...SAMPLE_ORDER].sort());
     for (const operation of operations) {
-      expect(operation.samples.map((s) => s.lang)).toEqual(['Shell', 'TypeScript']);
-      const [shell, typescript] = operation.samples;
+      expect(operation.samples.map((s) => s.lang)).toEqual(['Shell', 'TypeScript', 'Python']);
+      const [shell, typescript, python] = operation.samples;
       expect(shell!.source).toContain('openssl dgst -sha256 -hmac');
       expect(shell!.source).toContain(`${operation.method.toUpperCase()} "$TARGET"`);
       expect(typescript!.source).toContain("from 'partner-api-client'");
       expect(typescript!.source).toContain(`partner.${operation.method.toUpperCase()}('${operation.path}'`);
+      // The standard library only: nothing a merchant's Django service would have to install.
+      expect(new Set(pythonImports(python!.source))).toEqual(new Set(['hashlib', 'hmac', 'json', 'os', 'time', 'urllib']));
+      expect(python!.source).toContain('hmac.new(os.environ["PARTNER_API_SECRET"].encode(), message, hashlib.sha256).hexdigest()');
+      expect(python!.source).toContain(`send("${operation.method.toUpperCase()}", `);
     }
   });
 
@@ -62,10 +81,34 @@ describe('the code samples of the docs', () => {
     expect(await runShell(sampleOf('setSandboxWithdrawalStatus', 'Shell'))).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
   });
 
+  it('run verbatim with python3 (standard library) against the sandbox, each answered as documented', async () => {
+    const order = (await runPython(sampleOf('createDepositOrder', 'Python'))) as { uuid: string; address: string };
+    expect(order).toMatchObject({ blockchain: 'Tron', customerId: 'cust-42', status: 'NEW' });
+    ids.ORDER_UUID = order.uuid;
+
+    expect(await runPython(sampleOf('getDepositOrder', 'Python'))).toMatchObject({ uuid: order.uuid, address: order.address, receivedAmount: 0 });
+    expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000, status: 'DONE' });
+    // The same Idempotency-Key again credits nothing.
+    expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000 });
+
+    const withdrawal = (await runPython(sampleOf('createSandboxWithdrawal', 'Python'))) as { uuid: string };
+    expect(withdrawal).toMatchObject({ externalId: 'wd-1003', amount: 12.5, status: 'PENDING' });
+    ids.WITHDRAWAL_UUID = withdrawal.uuid;
+    expect(await runPython(sampleOf('getWithdrawal', 'Python'))).toMatchObject({ uuid: withdrawal.uuid, status: 'PENDING' });
+    expect(await runPython(sampleOf('setSandboxWithdrawalStatus', 'Python'))).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
+  });
+
   it('fail loudly when the signature is wrong (the samples really sign)', async () => {
     const source = sampleOf('getDepositOrder', 'Shell').replace('"$PARTNER_API_SECRET"', '"not-the-secret"');
     const failure = (await runShell(source).catch((error: unknown) => error)) as { code?: number; stdout?: string };
     expect(failure.code).toBe(22); // curl --fail-with-body: an HTTP error, with the problem printed
     expect(JSON.parse(failure.stdout!)).toMatchObject({ status: 401, code: 'invalid_signature' });
+
+    const python = sampleOf('getDepositOrder', 'Python').replace('os.environ["PARTNER_API_SECRET"]', '"not-the-secret"');
+    const refused = (await runPython(python).catch((error: unknown) => error)) as { code?: number; stderr?: string };
+    expect(refused.code).toBe(1); // SystemExit with the status and the problem
+    const [status, ...problem] = refused.stderr!.trim().split(' ');
+    expect(status).toBe('401');
+    expect(JSON.parse(problem.join(' '))).toMatchObject({ status: 401, code: 'invalid_signature' });
   });
 });

@@ -2,9 +2,10 @@
 // render from the one file, send nothing anywhere, and show the operations and the signing guide.
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureVectors } from '../fixtures/vectors.js';
+import { sampledOperations, SAMPLE_LANGUAGES } from '../support/code-samples.js';
 
 const output = fileURLToPath(new URL('../../dist/docs/index.html', import.meta.url));
 const pageUrl = pathToFileURL(output).href;
@@ -115,6 +116,64 @@ describe('npm run docs: the offline reference', () => {
     const text = await renderedText('withdrawals', '/partner/v1/platforms/withdrawals/{uuid}');
     expect(text).toContain('Read a withdrawal');
     expect(text).toMatch(/^\/partner\/v1\/platforms\/withdrawals\/\{uuid\}$/m);
+  });
+
+  /**
+   * Picks a language in the operation's right panel: a menu whose button names the language shown and
+   * whose items name them all (the choice holds for every operation of the page).
+   */
+  async function chooseLanguage(page: Page, path: string, label: string) {
+    const labels = new RegExp(`^(${SAMPLE_LANGUAGES.map((l) => l.label.replace(/[()+]/g, '\\$&')).join('|')}|Payload)$`);
+    const menu = page.getByRole('button', { name: labels });
+    // The operation's own panel (a tag's page also has a panel listing its operations' paths).
+    const panel = page.getByTestId('right-panel').filter({ has: page.getByText(path, { exact: true }) }).filter({ has: menu });
+    await panel.getByRole('button', { name: labels }).click();
+    await page.getByRole('menuitem', { name: label, exact: true }).click();
+    await panel.getByRole('button', { name: label, exact: true }).waitFor();
+  }
+
+  // The route Redoc gives an operation: its tag's slug, then its operationId in lower case.
+  const routeOf = (tag: string, operationId: string) => `${tag.toLowerCase().replaceAll(' ', '-')}/${operationId.toLowerCase()}`;
+
+  for (const width of [1280, 1920]) {
+    it(`shows every operation's curl, TypeScript and Python samples on its route, at ${width} px`, async () => {
+      const page = await context.newPage();
+      await page.setViewportSize({ width, height: 1000 });
+      page.on('pageerror', (error) => pageErrors.push(`samples at ${width} px: ${error.message}`));
+      try {
+        const operations = sampledOperations();
+        expect(operations).toHaveLength(6);
+        for (const operation of operations) {
+          await page.goto(`${pageUrl}#/${routeOf(operation.tag, operation.operationId)}`, { waitUntil: 'load' });
+          await page.getByText(operation.summary, { exact: true }).first().waitFor({ timeout: 15_000 });
+          expect(operation.samples.map((s) => s.label)).toEqual(SAMPLE_LANGUAGES.map((l) => l.label));
+          for (const sample of operation.samples) {
+            await chooseLanguage(page, operation.path, sample.label);
+            const longest = sample.source.split('\n').reduce((a, b) => (b.length > a.length ? b : a));
+            const text = await page.innerText('body'); // scripts excluded: the raw contract sits in one
+            expect(text.includes(longest), `${operation.operationId} ${sample.label} at ${width} px lacks: ${longest}`).toBe(true);
+          }
+        }
+      } finally {
+        await page.close();
+      }
+    }, 180_000);
+  }
+
+  it('links a download of the contract, the file beside the page, which is generated/openapi.json', async () => {
+    const page = await context.newPage();
+    try {
+      await page.goto(pageUrl, { waitUntil: 'load' });
+      const link = page.getByRole('link', { name: 'Download the contract (openapi.json)' });
+      await link.waitFor({ timeout: 15_000 });
+      expect(await link.getAttribute('download')).not.toBeNull();
+      const href = new URL((await link.getAttribute('href'))!, pageUrl);
+      expect(href.href).toBe(new URL('openapi.json', pageUrl).href);
+      const besidePage = readFileSync(fileURLToPath(href), 'utf8');
+      expect(besidePage).toBe(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'));
+    } finally {
+      await page.close();
+    }
   });
 
   // Last, so that it covers every page the tests above opened.

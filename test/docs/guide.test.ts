@@ -2,35 +2,16 @@
 // reproduce the "create order" vector: its shell block is run with bash and openssl, the signature it
 // shows is compared, and its TypeScript block is run through the real signRequest.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as clientExports from '../../src/client/index.js';
 import { signRequest } from '../../src/signing/index.js';
 import { signatureVectors } from '../fixtures/vectors.js';
+import { codeBlocks, guideSection } from '../support/guide.js';
 
-const guide = readFileSync(new URL('../../openapi/guide/overview.md', import.meta.url), 'utf8');
 const vector = signatureVectors.cases.find((c) => c.name === 'create order')!;
-
-interface CodeBlock {
-  lang: string;
-  code: string;
-}
-
-/** The text of the "## Worked example" section, up to the next heading of the same or a higher level. */
-function workedExample(): string {
-  const match = /^## Worked example\n([\s\S]*?)(?=^#{1,2} )/m.exec(guide + '\n# end\n');
-  if (!match) throw new Error('openapi/guide/overview.md has no "## Worked example" section');
-  return match[1]!;
-}
-
-/** The fenced code blocks of a piece of markdown, in order. */
-function codeBlocks(markdown: string): CodeBlock[] {
-  return [...markdown.matchAll(/^```([\w-]*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1]!, code: m[2]! }));
-}
-
-const section = workedExample();
+const section = guideSection('## Worked example');
 const blocks = codeBlocks(section);
 const shellIndex = blocks.findIndex((b) => b.lang === 'sh' || b.lang === 'bash' || b.lang === 'shell');
 

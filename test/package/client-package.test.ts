@@ -70,15 +70,34 @@ async function expectCreatedAndRead(file: string, externalId: string) {
 
 describe('the client package (partner-api-client)', () => {
   it('is a small tarball of the built client and nothing else', async () => {
-    expect(statSync(tarball).size).toBeLessThan(60 * 1024);
+    expect(statSync(tarball).size).toBeLessThan(80 * 1024);
     const files = await tarballFiles(tarball);
-    expect(files.sort()).toEqual(['LICENSE', 'README.md', 'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'package.json']);
+    expect(files.sort()).toEqual(['LICENSE', 'README.md', 'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'openapi.json', 'package.json']);
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/partner-api-client/package.json'), 'utf8'));
     expect(manifest.name).toBe('partner-api-client');
     expect(manifest.version).toBe(contractVersion);
     expect(Object.keys(manifest.dependencies)).toEqual(['openapi-fetch']);
     expect(manifest.exports['.'].import.types).toBe('./index.d.ts');
     expect(manifest.exports['.'].require.types).toBe('./index.d.cts');
+  });
+
+  it("ships the contract as partner-api-client/openapi.json: the docs' download and the platform's /openapi.json, one version", async () => {
+    const resolve = await run(NODE, ['--input-type=module', '-e', "console.log(import.meta.resolve('partner-api-client/openapi.json'))"], { cwd: project });
+    expect(resolve.stderr).toBe('');
+    const shipped = readFileSync(new URL(resolve.stdout.trim()), 'utf8');
+    const required = await run(NODE, ['-e', "console.log(require('partner-api-client/openapi.json').info.version)"], { cwd: project });
+    expect(required.stdout.trim()).toBe(contractVersion);
+
+    expect(shipped).toBe(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8'));
+    expect(shipped).toBe(readFileSync(join(ROOT, 'dist/docs/openapi.json'), 'utf8')); // the docs page's download link
+    const served = await fetch(`${platform.baseUrl}/openapi.json`);
+    expect(served.status).toBe(200);
+    expect(await served.text()).toBe(shipped);
+    // The docs' link is relative: served at /docs, it fetches this same /openapi.json.
+    expect(new URL('openapi.json', `${platform.baseUrl}/docs`).href).toBe(`${platform.baseUrl}/openapi.json`);
+
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/partner-api-client/package.json'), 'utf8'));
+    expect(JSON.parse(shipped).info.version).toBe(manifest.version);
   });
 
   it('installs openapi-fetch and its own dependency, nothing more', () => {
@@ -153,7 +172,7 @@ describe('the client package (partner-api-client)', () => {
       expect(wrong.code).not.toBe(0);
       expect(wrong.stdout).toContain('"Bitcoin"');
       expect(wrong.stdout).toMatch(/wrong\.ts\(8,\d+\): error TS2322: Type 'string' is not assignable to type 'number'/);
-    });
+    }, 120_000); // tsc on a loaded 2-core machine takes 20 to 30 s
   }
 
   it("type-checks the docs' TypeScript samples and runs each against the platform", async () => {
@@ -184,7 +203,7 @@ describe('the client package (partner-api-client)', () => {
     ids.WITHDRAWAL_UUID = withdrawalUuid!;
     expect(await runSample('getWithdrawal')).toEqual(['PENDING', '12.5']);
     expect(await runSample('setSandboxWithdrawalStatus')).toEqual([withdrawalUuid, 'DONE']);
-  });
+  }, 120_000);
 
   it('passes publint and Are The Types Wrong', async () => {
     const publint = await run(NODE, [join(ROOT, 'node_modules/publint/src/cli.js'), '--strict', join(ROOT, 'dist/client')]);

@@ -5,14 +5,24 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './packages.js';
 
+/** The languages of every operation's samples, in the order the docs' menu offers them (redocly.yaml). */
+export const SAMPLE_LANGUAGES = [
+  { lang: 'Shell', label: 'curl + openssl' },
+  { lang: 'TypeScript', label: 'partner-api-client' },
+  { lang: 'Python', label: 'Python (urllib)' },
+] as const;
+
 export interface CodeSample {
-  lang: 'Shell' | 'TypeScript';
+  lang: (typeof SAMPLE_LANGUAGES)[number]['lang'];
   label: string;
   source: string;
 }
 
 export interface SampledOperation {
   operationId: string;
+  summary: string;
+  /** The operation's first tag: the docs page's route is under it. */
+  tag: string;
   method: string;
   path: string;
   samples: CodeSample[];
@@ -21,12 +31,19 @@ export interface SampledOperation {
 /** Every operation of the contract with its code samples. */
 export function sampledOperations(): SampledOperation[] {
   const contract = JSON.parse(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8')) as {
-    paths: Record<string, Record<string, { operationId: string; 'x-codeSamples'?: CodeSample[] }>>;
+    paths: Record<string, Record<string, { operationId: string; summary: string; tags: string[]; 'x-codeSamples'?: CodeSample[] }>>;
   };
   return Object.entries(contract.paths).flatMap(([path, operations]) =>
     Object.entries(operations)
       .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
-      .map(([method, operation]) => ({ operationId: operation.operationId, method, path, samples: operation['x-codeSamples'] ?? [] })),
+      .map(([method, operation]) => ({
+        operationId: operation.operationId,
+        summary: operation.summary,
+        tag: operation.tags[0]!,
+        method,
+        path,
+        samples: operation['x-codeSamples'] ?? [],
+      })),
   );
 }
 

@@ -31,10 +31,10 @@ export function printBanner(config: Config, url: string, credentials: SandboxCre
       `  API secret:       ${credentials.apiSecret}`,
       `  callback secret:  ${credentials.callbackSecret}`,
       'For a shell (the guide\'s examples read these):',
-      `  export PARTNER_API_URL=${url}`,
-      `  export PARTNER_API_KEY=${credentials.apiKey}`,
-      `  export PARTNER_API_SECRET=${credentials.apiSecret}`,
-      `  export PARTNER_CALLBACK_SECRET=${credentials.callbackSecret}`,
+      `  export PARTNER_API_URL='${url}'`,
+      `  export PARTNER_API_KEY='${credentials.apiKey}'`,
+      `  export PARTNER_API_SECRET='${credentials.apiSecret}'`,
+      `  export PARTNER_CALLBACK_SECRET='${credentials.callbackSecret}'`,
       'Deposit addresses come from the public "abandon … about" test wallet: UNSAFE for real funds.',
     );
   }

@@ -1,0 +1,145 @@
+// From the published docs to a passing contract test, with nothing but the docs (issue 21): the packed
+// client is published to a real npm registry on loopback, and in an empty project the guide's
+// "Testing your integration" section is executed verbatim: its install commands, its files, then Prism
+// on the shipped contract and the merchant's node:test file against it. CI runs this on Node 20 and 24.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeBlocks, guideSection, type CodeBlock } from '../support/guide.js';
+import { pack, plainEnv, removeAll, ROOT } from '../support/packages.js';
+import { freePort } from '../support/processes.js';
+import { startLocalRegistry, type LocalRegistry } from '../support/registry.js';
+
+const contract = JSON.parse(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8'));
+const section = guideSection('# Testing your integration');
+const blocks = codeBlocks(section);
+const shellBlocks = blocks.filter((b) => b.lang === 'sh');
+/** The files the guide has the merchant write: each JavaScript block names its path on its first line. */
+const files = blocks.filter((b) => b.lang === 'js').map((b: CodeBlock) => ({ path: /^\/\/ (\S+)\n/.exec(b.code)?.[1], code: b.code }));
+
+let registry: LocalRegistry;
+let tarball: string;
+let project: string;
+
+/** The merchant's shell: the registry npm uses is the local one, nothing of this repository is in reach. */
+function merchantEnv(extra: Record<string, string> = {}) {
+  return plainEnv({ npm_config_registry: registry.url, npm_config_prefer_offline: 'true', npm_config_userconfig: join(project, '.no-user-npmrc'), ...extra });
+}
+
+/** Runs a guide block with bash in the project, in its own process group, killed whole when it ends. */
+function runBlock(code: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', code], { cwd: project, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    // Anything the block left running holds its output open: kill the group once bash has exited.
+    child.once('exit', () => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // the group is already gone: the block stopped everything it started
+      }
+    });
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
+
+beforeAll(async () => {
+  registry = await startLocalRegistry();
+  tarball = await pack(join(ROOT, 'dist/client'));
+  await registry.publish(tarball);
+  project = mkdtempSync(join(tmpdir(), 'partner-merchant-'));
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'merchant-service', version: '1.0.0', private: true }, null, 2));
+}, 120_000);
+
+afterAll(async () => {
+  await registry?.close();
+  removeAll(project, tarball && dirname(tarball));
+});
+
+describe('the guide, executed verbatim in an empty project against a local npm registry', () => {
+  it('has install commands, the two files of the merchant and the command that runs the mock and the tests', () => {
+    expect(shellBlocks).toHaveLength(2);
+    expect(shellBlocks[0]!.code.split('\n')[0]).toBe('npm install partner-api-client');
+    // The same install command as Getting started and the client's README.
+    expect(guideSection('# Getting started')).toContain('```sh\nnpm install partner-api-client\n```');
+    expect(readFileSync(join(ROOT, 'src/client/README.md'), 'utf8')).toContain('```sh\nnpm install partner-api-client\n```');
+    expect(files.map((f) => f.path)).toEqual(['callbacks.mjs', 'test/partner-api.test.mjs']);
+    expect(shellBlocks[1]!.code).toContain('node_modules/.bin/prism mock node_modules/partner-api-client/openapi.json');
+    // The client's README gives the same Prism install and command (on the default port).
+    const readme = readFileSync(join(ROOT, 'src/client/README.md'), 'utf8');
+    expect(readme).toContain(shellBlocks[0]!.code.split('\n')[1]);
+    const prismLine = shellBlocks[1]!.code.split('\n').find((line) => line.includes('prism mock'))!;
+    expect(readme).toContain(prismLine.replace('"$MOCK_PORT"', '4010').replace(/ &$/, ''));
+  });
+
+  it('names an example for each order status and every error the merchant operations declare', () => {
+    const testFile = files[1]!.code;
+    const orderExamples = contract.paths['/partner/v2/platforms/orders/{uuid}'].get.responses['200'].content['application/json'].examples;
+    const statusOf = (name: string) => contract.components.examples[orderExamples[name].$ref.split('/').pop()].value;
+    expect(statusOf('new')).toMatchObject({ status: 'NEW', receivedAmount: 0 });
+    expect(statusOf('partial')).toMatchObject({ status: 'NEW' });
+    expect(statusOf('partial').receivedAmount).toBeGreaterThan(0);
+    expect(statusOf('partial').receivedAmount).toBeLessThan(statusOf('partial').minAmount);
+    expect(statusOf('done')).toMatchObject({ status: 'DONE' });
+    expect(statusOf('expired')).toMatchObject({ status: 'EXPIRED' });
+    expect(testFile).toContain("for (const example of ['new', 'partial', 'done', 'expired'])");
+
+    // Every named error example of every operation outside the Sandbox tag, as [status, name].
+    const declared = new Set<string>();
+    for (const operations of Object.values(contract.paths) as Record<string, { tags: string[]; responses: Record<string, unknown> }>[]) {
+      for (const operation of Object.values(operations)) {
+        if (operation.tags.includes('Sandbox')) continue;
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (status.startsWith('2')) continue;
+          const ref = (response as { $ref: string }).$ref.split('/').pop()!;
+          const examples = contract.components.responses[ref].content['application/problem+json'].examples as Record<string, { value: { status: number } }>;
+          for (const [name, example] of Object.entries(examples)) declared.add(`${example.value.status} ${name}`);
+        }
+      }
+    }
+    const tested = new Set([...testFile.matchAll(/\[(?:createOrder|readOrder), (\d+), '(\w+)'\]/g)].map((m) => `${m[1]} ${m[2]}`));
+    expect([...declared].sort()).toEqual([...tested].sort());
+    expect(declared.size).toBe(14);
+  });
+
+  it("installs the client with the docs' command from the registry, and Prism as the guide pins it", async () => {
+    const installed = await runBlock(shellBlocks[0]!.code, merchantEnv());
+    expect(installed.code, installed.output).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/partner-api-client/package.json'), 'utf8'));
+    expect(manifest.version).toBe(contract.info.version);
+    const lock = JSON.parse(readFileSync(join(project, 'package-lock.json'), 'utf8'));
+    expect(lock.packages['node_modules/partner-api-client'].resolved).toBe(`${registry.url}partner-api-client/-/partner-api-client-${contract.info.version}.tgz`);
+    const merchantManifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8'));
+    expect(merchantManifest.dependencies).toEqual({ 'partner-api-client': `^${contract.info.version}` });
+    expect(merchantManifest.devDependencies).toEqual({ '@stoplight/prism-cli': '5.14.2' });
+    expect(readFileSync(join(project, 'node_modules/partner-api-client/openapi.json'), 'utf8')).toBe(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8'));
+  }, 300_000);
+
+  it("runs the mock on the shipped contract and the merchant's node:test file passes against it", async () => {
+    for (const file of files) {
+      mkdirSync(dirname(join(project, file.path!)), { recursive: true });
+      writeFileSync(join(project, file.path!), file.code);
+    }
+    const ran = await runBlock(shellBlocks[1]!.code, merchantEnv({ MOCK_PORT: String(await freePort()) }));
+    expect(ran.code, ran.output).toBe(0);
+    // node:test's summary (TAP on Node 20 when piped, "ℹ" lines of the spec reporter on Node 24): every
+    // test ran and passed (statuses, the 422, the callbacks, and 14 errors).
+    expect(ran.output).toMatch(/^(#|ℹ) tests 17$/m);
+    expect(ran.output).toMatch(/^(#|ℹ) pass 17$/m);
+    expect(ran.output).toMatch(/^(#|ℹ) fail 0$/m);
+  }, 180_000);
+
+  it('fails when the contract and the merchant disagree (the run is real)', async () => {
+    const broken = files[1]!.code.replace("expired: ['EXPIRED', false, false]", "expired: ['DONE', false, false]");
+    writeFileSync(join(project, files[1]!.path!), broken);
+    const ran = await runBlock(shellBlocks[1]!.code, merchantEnv({ MOCK_PORT: String(await freePort()) }));
+    writeFileSync(join(project, files[1]!.path!), files[1]!.code);
+    expect(ran.code).not.toBe(0);
+    expect(ran.output).toMatch(/^(#|ℹ) fail 1$/m);
+  }, 180_000);
+});
