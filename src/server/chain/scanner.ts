@@ -6,7 +6,7 @@ import type { ChainConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import { creditTransfers, watchedAddresses, type Credit, type Transfer } from '../orders/deposits.js';
 import type { Clock } from '../shared/time.js';
-import { runRepeatedly } from '../process/repeat.js';
+import { runRepeatedly } from '../shared/repeat.js';
 import { halt } from './halt.js';
 import { FinalityUnavailableError, isLogLimitError, JsonRpcClient, suggestedRange, type RpcBlock, type RpcLog } from './rpc.js';
 import { acceptedTransfers, addressTopic, TRANSFER_TOPIC } from './transfer-logs.js';

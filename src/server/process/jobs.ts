@@ -6,7 +6,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { expireOrders } from '../orders/deposits.js';
 import { JobLeadership, type LeaderGauge } from './leadership.js';
-import { runRepeatedly } from './repeat.js';
+import { runRepeatedly } from '../shared/repeat.js';
 import type { ScannerGauges } from '../chain/scanner.js';
 import type { SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';

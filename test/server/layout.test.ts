@@ -1,0 +1,67 @@
+// The server's tree shows its architecture (README, "Layout"): only the entry, the wiring and the
+// settings at the top, and imports that point down. This reads every import of src/server and fails
+// on one that points up, so the rule holds without anyone having to remember it.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SERVER = resolve(import.meta.dirname, '../../src/server');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** Every relative import of a file, as a path under src/server ('cli/errors.ts', 'platform.ts'). */
+function serverImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
+  return specifiers
+    .map((specifier) => relative(SERVER, resolve(dirname(file), specifier)).replace(/\.js$/, '.ts'))
+    .filter((path) => !path.startsWith('..'));
+}
+
+const files = sourceFiles(SERVER).map((file) => ({ path: relative(SERVER, file), imports: serverImports(file) }));
+const folder = (path: string) => (path.includes('/') ? path.split('/')[0]! : '');
+/** The layers that may be imported only from above them: the CLI, the process wiring and the top. */
+const UPPER = new Set(['cli', 'process', '']);
+const CAPABILITIES = ['addresses', 'orders', 'withdrawals', 'merchants', 'callbacks', 'chain'];
+
+describe('the server layout', () => {
+  it('keeps at most four files at the top of src/server', () => {
+    const top = files.filter((f) => folder(f.path) === '').map((f) => f.path);
+    expect(top.length).toBeLessThanOrEqual(4);
+    expect(top).toEqual(expect.arrayContaining(['cli.ts', 'platform.ts', 'config.ts']));
+  });
+
+  it('has no import from a capability folder, db/, shared/ or http/ up into the CLI, the process wiring or the top (config.ts aside)', () => {
+    const upward = files
+      .filter((f) => [...CAPABILITIES, 'db', 'shared', 'http'].includes(folder(f.path)))
+      .flatMap((f) => f.imports.filter((target) => UPPER.has(folder(target)) && target !== 'config.ts').map((target) => `${f.path} → ${target}`));
+    expect(upward).toEqual([]);
+  });
+
+  it('has no import from a capability folder, db/ or shared/ into the HTTP layer', () => {
+    const intoHttp = files
+      .filter((f) => [...CAPABILITIES, 'db', 'shared'].includes(folder(f.path)))
+      .flatMap((f) => f.imports.filter((target) => folder(target) === 'http').map((target) => `${f.path} → ${target}`));
+    expect(intoHttp).toEqual([]);
+  });
+
+  it('keeps shared/ free of any other part of the server', () => {
+    const out = files
+      .filter((f) => folder(f.path) === 'shared')
+      .flatMap((f) => f.imports.filter((target) => folder(target) !== 'shared').map((target) => `${f.path} → ${target}`));
+    expect(out).toEqual([]);
+  });
+
+  it('uses route files as routes only: nothing but http/app.ts imports a *-routes.ts', () => {
+    const routeImports = files
+      .filter((f) => f.path !== 'http/app.ts')
+      .flatMap((f) => f.imports.filter((target) => target.endsWith('-routes.ts')).map((target) => `${f.path} → ${target}`));
+    expect(routeImports).toEqual([]);
+  });
+});
