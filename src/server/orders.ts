@@ -18,6 +18,8 @@ export interface OrderRow {
   currency: 'USDT';
   customer_id: string;
   callback_url: string;
+  /** The payment page's "Back to the shop" link, or null. */
+  return_url: string | null;
   address: string;
   address_qr: string;
   status: DepositOrder['status'];
@@ -27,7 +29,7 @@ export interface OrderRow {
   expired_at: string;
 }
 
-export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, address, address_qr, status, min_amount,
+export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, return_url, address, address_qr, status, min_amount,
   received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
 
 /** The read of one order by its primary key (and owner). */
@@ -36,7 +38,14 @@ export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
 const READ_ORDERS_SQL = `SELECT merchant_id, ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
 
-export function toCreatedDepositOrder(row: OrderRow): CreatedDepositOrder {
+/**
+ * An order as the API shows it, less its `paymentUrl`: the HTTP layer adds the link, which needs the
+ * address payers reach; callbacks carry the order without it.
+ */
+export type CreatedOrderView = Omit<CreatedDepositOrder, 'paymentUrl'>;
+export type OrderView = Omit<DepositOrder, 'paymentUrl'>;
+
+export function toCreatedDepositOrder(row: OrderRow): CreatedOrderView {
   return {
     uuid: row.uuid,
     blockchain: row.blockchain,
@@ -52,12 +61,12 @@ export function toCreatedDepositOrder(row: OrderRow): CreatedDepositOrder {
   };
 }
 
-export function toDepositOrder(row: OrderRow): DepositOrder {
+export function toDepositOrder(row: OrderRow): OrderView {
   return { ...toCreatedDepositOrder(row), receivedAmount: toJsonInteger(row.received_amount) };
 }
 
 export type CreateResult =
-  | { outcome: 'created' | 'replayed'; order: CreatedDepositOrder }
+  | { outcome: 'created' | 'replayed'; order: CreatedOrderView }
   | { outcome: 'conflict'; existing: OrderRow };
 
 function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean {
@@ -65,29 +74,31 @@ function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean
     row.blockchain === request.blockchain &&
     row.currency === request.currency &&
     row.customer_id === request.customerId &&
-    row.callback_url === request.callbackUrl
+    row.callback_url === request.callbackUrl &&
+    row.return_url === (request.returnUrl ?? null)
   );
 }
 
-/** uuid, merchant, externalId, network, currency, customerId, callbackUrl, index, address, QR, minAmount, expiredAt. */
-type InsertValues = [string, string, string, Network, string, string, string, string, string, string, string, string];
+/** uuid, merchant, externalId, network, currency, customerId, callbackUrl, index, address, QR, minAmount, expiredAt, returnUrl. */
+type InsertValues = [string, string, string, Network, string, string, string, string, string, string, string, string, string | null];
 
 const INSERT_ORDERS_SQL = `
   INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
-                              address_index, address, address_qr, min_amount, expired_at)
+                              address_index, address, address_qr, min_amount, expired_at, return_url)
   SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                       $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[])
+                       $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[], $13::text[])
   ON CONFLICT (merchant_id, external_id) DO NOTHING
   RETURNING uuid`;
 
 /** The new order as the database holds it, from what was inserted (status and amount received are the columns' defaults). */
-function insertedRow([uuid, , , blockchain, currency, customerId, callbackUrl, , address, qr, minAmount, expiredAt]: InsertValues): OrderRow {
+function insertedRow([uuid, , , blockchain, currency, customerId, callbackUrl, , address, qr, minAmount, expiredAt, returnUrl]: InsertValues): OrderRow {
   return {
     uuid,
     blockchain,
     currency: currency as OrderRow['currency'],
     customer_id: customerId,
     callback_url: callbackUrl,
+    return_url: returnUrl,
     address,
     address_qr: qr,
     status: 'NEW',
@@ -137,6 +148,7 @@ export class Orders {
     const inserted = await this.inserts.load([
       randomUUID(), merchantId, request.externalId, network, request.currency, request.customerId, request.callbackUrl,
       String(taken.index), taken.address, taken.qr, String(this.config.networks[network].minAmount), expiredAt.toISOString(),
+      request.returnUrl ?? null,
     ]);
     if (inserted) return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
     this.addresses.giveBack(taken);
@@ -148,7 +160,7 @@ export class Orders {
     return this.addresses.close();
   }
 
-  async read(merchantId: string, uuid: string): Promise<DepositOrder | undefined> {
+  async read(merchantId: string, uuid: string): Promise<OrderView | undefined> {
     const row = await this.readOwned(merchantId, uuid);
     return row && toDepositOrder(row);
   }

@@ -71,7 +71,7 @@ export async function openPlatform(config: Config, options: OpenOptions = {}): P
     const merchants = new Merchants(db, secrets, config.mode);
     const orders = new Orders(db, config, now);
     const withdrawals = new Withdrawals(db);
-    const app = buildApp({ config, db, merchants, orders, withdrawals, now, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    const app = buildApp({ config, db, merchants, orders, withdrawals, paymentPageKey: secrets.paymentPageKey(), now, ...(options.logger === undefined ? {} : { logger: options.logger }) });
     let workers: Promise<Workers> | undefined;
     return {
       config,

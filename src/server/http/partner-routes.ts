@@ -5,6 +5,7 @@ import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { componentSchema, uuidPathParams } from '../contract.js';
 import type { Merchant } from '../merchants.js';
 import type { Orders } from '../orders.js';
+import type { PaymentLinks } from '../payment-page/links.js';
 import { callbackUrlProblem, type CallbackPolicy } from '../callbacks/destinations.js';
 import type { Withdrawals } from '../withdrawals.js';
 import type { Metrics } from './operations-routes.js';
@@ -74,6 +75,7 @@ export interface PartnerRouteDeps extends GuardDeps {
   withdrawals: Withdrawals;
   callbackPolicy: CallbackPolicy;
   metrics: Metrics;
+  paymentLinks: PaymentLinks;
 }
 
 export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
@@ -83,18 +85,19 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     '/partner/v1/platforms/orders',
     { schema: { body: componentSchema('CreateDepositOrderRequest') }, preValidation },
     async (request, reply) => {
-      const urlProblem = callbackUrlProblem(request.body.callbackUrl, deps.callbackPolicy);
-      if (urlProblem) {
-        throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', {
-          errors: [{ pointer: '/callbackUrl', detail: urlProblem }],
-        });
-      }
+      // The return URL is checked like the callback URL: the payer's browser follows it from the page.
+      const errors = (['callbackUrl', 'returnUrl'] as const).flatMap((field) => {
+        const url = request.body[field];
+        const problem = url === undefined ? undefined : callbackUrlProblem(url, deps.callbackPolicy);
+        return problem ? [{ pointer: `/${field}`, detail: problem }] : [];
+      });
+      if (errors.length > 0) throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors });
       const result = await deps.orders.create(request.merchant!.id, request.body);
       deps.metrics.ordersCreated.inc({ blockchain: request.body.blockchain, outcome: result.outcome });
       if (result.outcome === 'conflict') {
         throw new ProblemError(409, 'external_id_conflict', `An order with externalId ${request.body.externalId} exists with different fields.`);
       }
-      return reply.code(result.outcome === 'created' ? 201 : 200).send(result.order);
+      return reply.code(result.outcome === 'created' ? 201 : 200).send({ ...result.order, paymentUrl: deps.paymentLinks.url(result.order.uuid) });
     },
   );
 
@@ -104,7 +107,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     async (request) => {
       const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
-      return order;
+      return { ...order, paymentUrl: deps.paymentLinks.url(order.uuid) };
     },
   );
 

@@ -9,6 +9,7 @@ import { parseDecimalUnits } from '../money.js';
 import type { Database } from '../db/database.js';
 import { creditTransfers } from '../deposits.js';
 import { READ_ORDER_SQL, toDepositOrder, type OrderRow } from '../orders.js';
+import type { PaymentLinks } from '../payment-page/links.js';
 import type { Clock } from '../time.js';
 import { DuplicateWithdrawalError, type Withdrawals } from '../withdrawals.js';
 import { merchantGuard, type GuardDeps } from './partner-routes.js';
@@ -25,6 +26,7 @@ export interface SandboxRouteDeps extends GuardDeps {
   withdrawals: Withdrawals;
   now: Clock;
   watchWindowSeconds: number;
+  paymentLinks: PaymentLinks;
 }
 
 export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
@@ -77,7 +79,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
         throw new ProblemError(409, 'idempotency_key_reused', `The Idempotency-Key was used for a deposit of ${previous.amount} to this order, not ${amount}.`);
       }
       const [current] = await deps.db.query<OrderRow>(READ_ORDER_SQL, [request.params.uuid, merchantId]);
-      return reply.code(previous ? 200 : 201).send(toDepositOrder(current!));
+      return reply.code(previous ? 200 : 201).send({ ...toDepositOrder(current!), paymentUrl: deps.paymentLinks.url(current!.uuid) });
     },
   );
 
