@@ -84,5 +84,7 @@ export function paymentPageRoutes(app: FastifyInstance, deps: PaymentPageDeps) {
     });
   });
 
-  app.get('/pay/*', async (request, reply) => html(reply, 404, renderNotFound(language(request))));
+  const notFound = async (request: FastifyRequest, reply: FastifyReply) => html(reply, 404, renderNotFound(language(request)));
+  app.get('/pay', notFound);
+  app.get('/pay/*', notFound);
 }
