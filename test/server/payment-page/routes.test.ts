@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHmac } from 'node:crypto';
 import { orderRequest } from '../../fixtures/orders.js';
 import { hdVectors } from '../../fixtures/vectors.js';
-import { PaymentLinks } from '../../../src/server/payment-page/links.js';
+import { PaymentLinks, withoutToken } from '../../../src/server/payment-page/links.js';
 import { PAYMENT_PAGE_CSP } from '../../../src/server/http/payment-page-routes.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
@@ -35,6 +35,13 @@ describe('payment links', () => {
     expect(links.verify(uuid, changed)).toBe(false);
     for (const bad of ['', uuid, token + 'A', token.slice(1), '../../x', '%00'.repeat(8)]) expect(links.verify(uuid, bad)).toBe(false);
     expect(links.verify('not-a-uuid', token)).toBe(false);
+  });
+
+  it('is left out of request logs', () => {
+    const path = new URL(links.url(uuid)).pathname;
+    expect(withoutToken(path)).toBe(`/pay/${uuid}/…`);
+    expect(withoutToken(`${path}/state?lang=ru`)).toBe(`/pay/${uuid}/…/state?lang=ru`);
+    expect(withoutToken('/partner/v2/platforms/orders/x')).toBe('/partner/v2/platforms/orders/x');
   });
 });
 
