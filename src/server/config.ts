@@ -62,6 +62,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** Reads of payment pages per caller's address (the page and its live updates). */
   paymentPageRateLimit: { limit: number; windowSeconds: number };
+  /** Proxies whose X-Forwarded-For names the caller (Fastify's trustProxy): the addresses, or false. */
+  trustProxy: string | false;
   logLevel: string;
   callbacks: {
     timeoutSeconds: number;
@@ -123,6 +125,7 @@ const SETTINGS = {
   'rate-limit': { env: 'RATE_LIMIT' },
   'public-url': { env: 'PUBLIC_URL' },
   'payment-page-rate-limit': { env: 'PAYMENT_PAGE_RATE_LIMIT' },
+  'trust-proxy': { env: 'TRUST_PROXY' },
   'log-level': { env: 'LOG_LEVEL' },
 } as const;
 
@@ -184,6 +187,16 @@ function rateLimit(text: string, name = 'RATE_LIMIT') {
   return { limit: integer(`${name} requests`, match[1]!, 1, 1_000_000), windowSeconds: integer(`${name} seconds`, match[2]!, 1, 86_400) };
 }
 
+/** Addresses or CIDR ranges, comma-separated: only a proxy among them may name the caller. */
+function trustProxy(text: string | undefined): string | false {
+  if (text === undefined) return false;
+  const entries = text.split(',').map((entry) => entry.trim());
+  if (!entries.every((entry) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(entry))) {
+    throw new ConfigError(`TRUST_PROXY must be the proxies' addresses or CIDR ranges, comma-separated (e.g. 127.0.0.1,10.0.0.0/8), got "${text}"`);
+  }
+  return entries.join(',');
+}
+
 /** The origin (and optional path prefix) payers' browsers reach; links are made by appending paths. */
 function publicUrl(mode: Mode, text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
@@ -242,6 +255,7 @@ export function configFrom(values: Record<string, string | boolean | undefined>,
     publicUrl: publicUrl(mode, get('public-url')),
     // An open page reads its order once a second: 300 a minute leaves room for a few payers behind one address.
     paymentPageRateLimit: rateLimit(get('payment-page-rate-limit') ?? '300/60', 'PAYMENT_PAGE_RATE_LIMIT'),
+    trustProxy: trustProxy(get('trust-proxy')),
     logLevel: get('log-level') ?? 'info',
     callbacks: {
       timeoutSeconds: integer('CALLBACK_TIMEOUT_SECONDS', get('callback-timeout-seconds') ?? '15', 1, 120),

@@ -24,7 +24,7 @@ export const BODY_LIMIT = 16 * 1024;
 export interface AppDeps {
   config: Pick<
     Config,
-    'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds' | 'networks' | 'publicUrl' | 'paymentPageRateLimit'
+    'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds' | 'networks' | 'publicUrl' | 'paymentPageRateLimit' | 'trustProxy'
   >;
   db: Database;
   merchants: Merchants;
@@ -54,6 +54,8 @@ export function buildApp(deps: AppDeps): App {
     clientErrorHandler: clientErrorHandler(deps.config.requestTimeoutSeconds),
     frameworkErrors: frameworkErrorHandler,
     forceCloseConnections: 'idle',
+    // request.ip (the payment pages' and failed authentications' quotas) is the caller's only behind a trusted proxy.
+    trustProxy: deps.config.trustProxy,
     return503OnClosing: true,
     logger:
       deps.logger === false

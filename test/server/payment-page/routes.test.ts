@@ -7,6 +7,7 @@ import { orderRequest } from '../../fixtures/orders.js';
 import { hdVectors } from '../../fixtures/vectors.js';
 import { PaymentLinks, withoutToken } from '../../../src/server/payment-page/links.js';
 import { PAYMENT_PAGE_CSP } from '../../../src/server/http/payment-page-routes.js';
+import { loadConfig } from '../../../src/server/config.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 const ORDERS = '/partner/v1/platforms/orders';
@@ -45,6 +46,27 @@ describe('payment links', () => {
   });
 });
 
+describe("the page's settings", () => {
+  const live = { PARTNER_API_MODE: 'live', SECRET_KEY: Buffer.alloc(32, 1).toString('base64'), TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub };
+
+  it('takes PUBLIC_URL without its trailing slash, and refuses one payers should not be sent to', () => {
+    expect(loadConfig(['--public-url', 'https://pay.example/shop/'], live).publicUrl).toBe('https://pay.example/shop');
+    expect(loadConfig([], {}).publicUrl).toBeUndefined();
+    expect(() => loadConfig(['--public-url', 'http://pay.example'], live)).toThrow('PUBLIC_URL must be https in live mode');
+    for (const bad of ['pay.example', 'ftp://pay.example', 'https://u:p@pay.example', 'https://pay.example/?a=1', 'https://pay.example/#x']) {
+      expect(() => loadConfig(['--public-url', bad], {}), bad).toThrow(/^PUBLIC_URL must be an absolute http\(s\) URL/);
+    }
+  });
+
+  it('takes TRUST_PROXY as addresses or ranges, and PAYMENT_PAGE_RATE_LIMIT as requests/seconds', () => {
+    expect(loadConfig([], { TRUST_PROXY: '127.0.0.1, 10.0.0.0/8' }).trustProxy).toBe('127.0.0.1,10.0.0.0/8');
+    expect(loadConfig([], {}).trustProxy).toBe(false);
+    expect(() => loadConfig([], { TRUST_PROXY: 'everyone' })).toThrow(/^TRUST_PROXY must be/);
+    expect(loadConfig([], {}).paymentPageRateLimit).toEqual({ limit: 300, windowSeconds: 60 });
+    expect(() => loadConfig([], { PAYMENT_PAGE_RATE_LIMIT: 'lots' })).toThrow(/^PAYMENT_PAGE_RATE_LIMIT must be "requests\/seconds"/);
+  });
+});
+
 describe.each(DATABASES)('the payment page over HTTP on %s', (kind) => {
   let t: TestPlatform;
   let live: TestPlatform;
@@ -52,7 +74,7 @@ describe.each(DATABASES)('the payment page over HTTP on %s', (kind) => {
     [t, live] = await Promise.all([
       startTestPlatform(kind),
       startTestPlatform(kind, {
-        env: { PARTNER_API_MODE: 'live', TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub, PAYMENT_PAGE_RATE_LIMIT: '3/60', PUBLIC_URL: 'https://pay.partner.example/checkout/' },
+        env: { PARTNER_API_MODE: 'live', TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub, PAYMENT_PAGE_RATE_LIMIT: '3/60', PUBLIC_URL: 'https://pay.partner.example/checkout/', TRUST_PROXY: '127.0.0.1' },
       }),
     ]);
   });
@@ -193,6 +215,9 @@ describe.each(DATABASES)('the payment page over HTTP on %s', (kind) => {
       }
     }
     expect(statuses).toEqual([200, 200, 404, 429]);
+    // Behind the trusted proxy (TRUST_PROXY), each payer it forwards has a quota of their own.
+    expect((await fetch(local, { headers: { 'X-Forwarded-For': '198.51.100.7' } })).status).toBe(200);
+    expect((await fetch(local, { headers: { 'X-Forwarded-For': '198.51.100.8' } })).status).toBe(200);
     // The merchants' API has its own quota, untouched.
     expect((await live.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } })).response.status).toBe(200);
   });
