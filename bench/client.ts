@@ -63,6 +63,7 @@ const ORDER = {
   status: 'DONE',
   minAmount: 1000000,
   receivedAmount: 2500000,
+  paymentUrl: 'https://pay.partner-platform.test/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/q7Xm2Zr8Jv4Hn1Ck5Tp9Ww',
 } satisfies DepositOrder;
 const ORDER_BODY = Buffer.from(JSON.stringify(ORDER));
 

@@ -152,15 +152,20 @@ export interface components {
              */
             customerId: components["schemas"]["MerchantReference"];
             callbackUrl: components["schemas"]["CallbackUrl"];
+            returnUrl?: components["schemas"]["ReturnUrl"];
         };
-        /** @description A deposit order as returned by its creation (no `receivedAmount` yet). */
-        CreatedDepositOrder: components["schemas"]["DepositOrderCore"];
-        /** @description A deposit order as read back, with the amount received so far. */
+        /** @description A deposit order as returned by its creation (no `receivedAmount` yet), with the link to its payment page. */
+        CreatedDepositOrder: components["schemas"]["DepositOrderCore"] & {
+            paymentUrl: components["schemas"]["PaymentUrl"];
+        };
+        /** @description A deposit order as read back, with the amount received so far and the link to its payment page. */
         DepositOrder: components["schemas"]["DepositOrderCore"] & {
             receivedAmount: components["schemas"]["ReceivedAmount"];
+            paymentUrl: components["schemas"]["PaymentUrl"];
         };
         /**
-         * @description The body of a callback: the order exactly as the read endpoint returns it, plus the `event`, when it
+         * @description The body of a callback: the order as the read endpoint returns it (without `paymentUrl`, which does
+         *     not change), plus the `event`, when it
          *     happened (`occurredAt`), its place among the order's events (`sequence`) and, for a deposit, the
          *     credited `amount` and the chain transaction `txId`. Deduplicate on the `webhook-id` header: it is the
          *     same on every retry of one event. Order on `sequence`: deliveries may arrive out of order.
@@ -280,6 +285,15 @@ export interface components {
          */
         CallbackUrl: string;
         /**
+         * Format: uri
+         * @description Optional: where the payment page's "Back to the shop" button leads (for example your order's page).
+         *     Checked like `callbackUrl`: absolute, `https` in live mode (plain `http` only in the sandbox), no user
+         *     name or password, at most 2048 characters, and in live mode no private, loopback or link-local host.
+         *     The payer's browser follows it without a `Referer`, so the payment page's link does not leak to it.
+         * @example https://merchant.example/orders/ord-1001
+         */
+        ReturnUrl: string;
+        /**
          * @description Machine-readable reason of a failure:
          *
          *     | code | status | meaning |
@@ -385,6 +399,18 @@ export interface components {
             /** @description The confirmed total, in the smallest unit, at which the order is `DONE` (Tron 1 USDT, Ethereum 10 USDT by default). */
             minAmount: components["schemas"]["TokenAmount"];
         };
+        /**
+         * Format: uri
+         * @description The order's hosted payment page: send your customer there (a redirect, a link or a button) instead of
+         *     building a page from `address` and `addressQr`. The page shows the network and token, the address
+         *     with its QR code, the minimum, the amount received so far (updated live), the time left and the
+         *     order's state, in English or Russian; nothing that identifies you or your customer. The link is the
+         *     only key to the page (a secret part is in its path): anyone who has it can see this one order, and
+         *     nobody can reach another order from it, so share it with the payer only. It stays the same for the
+         *     order's lifetime.
+         * @example https://pay.partner-platform.test/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/q7Xm2Zr8Jv4Hn1Ck5Tp9Ww
+         */
+        PaymentUrl: string;
         /** @description Exact sum of the confirmed deposits to the order's address, in the smallest unit. */
         ReceivedAmount: components["schemas"]["TokenAmount"];
         /**
@@ -645,6 +671,7 @@ export type MerchantReference = components['schemas']['MerchantReference'];
 export type Blockchain = components['schemas']['Blockchain'];
 export type Currency = components['schemas']['Currency'];
 export type CallbackUrl = components['schemas']['CallbackUrl'];
+export type ReturnUrl = components['schemas']['ReturnUrl'];
 export type ProblemCode = components['schemas']['ProblemCode'];
 export type FieldError = components['schemas']['FieldError'];
 export type WalletAddress = components['schemas']['WalletAddress'];
@@ -652,6 +679,7 @@ export type PlatformDateTime = components['schemas']['PlatformDateTime'];
 export type OrderStatus = components['schemas']['OrderStatus'];
 export type TokenAmount = components['schemas']['TokenAmount'];
 export type DepositOrderCore = components['schemas']['DepositOrderCore'];
+export type PaymentUrl = components['schemas']['PaymentUrl'];
 export type ReceivedAmount = components['schemas']['ReceivedAmount'];
 export type OrderEventType = components['schemas']['OrderEventType'];
 export type WithdrawalStatus = components['schemas']['WithdrawalStatus'];

@@ -67,6 +67,10 @@ export interface Config {
   rateLimit: { limit: number; windowSeconds: number };
   /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client; empty: the TCP peer is the client. */
   trustedProxies: string[];
+  /** Where payers reach the platform (the payment page's links); by default the address it listens on. */
+  publicUrl: string | undefined;
+  /** Reads of payment pages per caller's address (the page and its live updates). */
+  paymentPageRateLimit: { limit: number; windowSeconds: number };
   /** Sandbox: warn (a quiet terminal, request logs off); live: info (a line per request). */
   logLevel: string;
   callbacks: {
@@ -133,6 +137,8 @@ const SETTINGS = {
   'request-timeout-seconds': { env: 'REQUEST_TIMEOUT_SECONDS' },
   'rate-limit': { env: 'RATE_LIMIT' },
   'trusted-proxies': { env: 'TRUSTED_PROXIES' },
+  'public-url': { env: 'PUBLIC_URL' },
+  'payment-page-rate-limit': { env: 'PAYMENT_PAGE_RATE_LIMIT' },
   'log-level': { env: 'LOG_LEVEL' },
 } as const;
 
@@ -184,10 +190,21 @@ function secretKey(mode: Mode, value: string | undefined): Buffer | undefined {
   return key;
 }
 
-function rateLimit(text: string) {
+function rateLimit(text: string, name = 'RATE_LIMIT') {
   const match = /^(\d+)\/(\d+)$/.exec(text);
-  if (!match) throw new ConfigError(`RATE_LIMIT must be "requests/seconds", e.g. 100/60, got "${text}"`);
-  return { limit: integer('RATE_LIMIT requests', match[1]!, 1, 1_000_000), windowSeconds: integer('RATE_LIMIT seconds', match[2]!, 1, 86_400) };
+  if (!match) throw new ConfigError(`${name} must be "requests/seconds", e.g. 100/60, got "${text}"`);
+  return { limit: integer(`${name} requests`, match[1]!, 1, 1_000_000), windowSeconds: integer(`${name} seconds`, match[2]!, 1, 86_400) };
+}
+
+/** The origin (and optional path prefix) payers' browsers reach; links are made by appending paths. */
+function publicUrl(mode: Mode, text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const url = URL.canParse(text) ? new URL(text) : undefined;
+  if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash || text.length > 1024) {
+    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL without user, query or fragment (at most 1024 characters), got "${text}"`);
+  }
+  if (mode === 'live' && url.protocol !== 'https:') throw new ConfigError('PUBLIC_URL must be https in live mode: payers open it');
+  return url.href.replace(/\/+$/, '');
 }
 
 /** The configuration from the environment, under the command line's flags (the flag wins; a secret's flag is refused). */
@@ -221,6 +238,9 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
     trustedProxies: trustedProxies(get('trusted-proxies') ?? ''),
+    publicUrl: publicUrl(mode, get('public-url')),
+    // An open page reads its order once a second: 300 a minute leaves room for a few payers behind one address.
+    paymentPageRateLimit: rateLimit(get('payment-page-rate-limit') ?? '300/60', 'PAYMENT_PAGE_RATE_LIMIT'),
     logLevel: logLevel(get('log-level') ?? (mode === 'sandbox' ? 'warn' : 'info')),
     callbacks: {
       timeoutSeconds: integer('CALLBACK_TIMEOUT_SECONDS', get('callback-timeout-seconds') ?? '15', 1, 120),

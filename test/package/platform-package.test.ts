@@ -31,7 +31,7 @@ afterAll(async () => {
 describe('the platform package (partner-api)', () => {
   it('holds the compiled platform, the bundled contract, the docs and the migrations; no sources, tests or benches', async () => {
     const files = await tarballFiles(tarball);
-    for (const file of ['bin/partner-api.js', 'dist/server/cli.js', 'dist/signing/index.js', 'dist/docs/index.html', 'generated/openapi.json', 'dist/server/db/migrations/001_orders.sql', 'LICENSE', 'README.md']) {
+    for (const file of ['bin/partner-api.js', 'dist/server/cli.js', 'dist/signing/index.js', 'dist/docs/index.html', 'generated/openapi.json', 'dist/server/db/migrations/001_orders.sql', 'dist/server/payment-page/page.js', 'dist/server/payment-page/page.css', 'LICENSE', 'README.md']) {
       expect(files).toContain(file);
     }
     const strays = files.filter((f) => /^(src|test|bench|scripts|openapi|\.ci)\//.test(f) || /\.ts$/.test(f) && !f.endsWith('.d.ts'));
@@ -64,6 +64,11 @@ describe('the platform package (partner-api)', () => {
     const read = await partner.GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.data!.uuid } } });
     expect(read.response.status).toBe(200);
     expect(read.data!.address).toBe(order.data!.address);
+    // The payment page, with the stylesheet and script the build copies beside the compiled platform.
+    const page = await fetch(read.data!.paymentUrl);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(order.data!.address);
+    for (const asset of ['page.css', 'page.js']) expect((await fetch(`${baseUrl}/pay/${asset}`)).status, asset).toBe(200);
 
     const docs = await fetch(`${baseUrl}/docs`);
     expect(docs.status).toBe(200);

@@ -28,7 +28,7 @@ const files = sourceFiles(SERVER).map((file) => ({ path: relative(SERVER, file),
 const folder = (path: string) => (path.includes('/') ? path.split('/')[0]! : '');
 /** The layers that may be imported only from above them: the CLI, the process wiring and the top. */
 const UPPER = new Set(['cli', 'process', '']);
-const CAPABILITIES = ['addresses', 'orders', 'withdrawals', 'merchants', 'callbacks', 'chain'];
+const CAPABILITIES = ['addresses', 'orders', 'withdrawals', 'merchants', 'callbacks', 'chain', 'payment-page'];
 
 describe('the server layout', () => {
   it('keeps at most four files at the top of src/server', () => {

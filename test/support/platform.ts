@@ -61,6 +61,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
 export interface TestPlatform {
   platform: Platform;
   db: Database;
+  /** The fresh PostgreSQL database's URL (undefined on PGlite): other processes may share it. */
+  databaseUrl: string | undefined;
   baseUrl: string;
   merchant: MerchantCredentials;
   createMerchant(name?: string): Promise<MerchantCredentials>;
@@ -79,7 +81,7 @@ export async function startTestPlatform(
   options: { env?: Record<string, string>; now?: Clock } = {},
 ): Promise<TestPlatform> {
   const config = testConfig(options.env);
-  const { db, drop } = await freshDatabase(kind);
+  const { db, url: databaseUrl, drop } = await freshDatabase(kind);
   const platform = await openPlatform(config, { db, logger: false, ...(options.now ? { now: options.now } : {}) });
   const address = await platform.app.fastify.listen({ host: '127.0.0.1', port: 0 });
   const merchant = await platform.merchants.create('test merchant');
@@ -95,6 +97,7 @@ export async function startTestPlatform(
   return {
     platform,
     db,
+    databaseUrl,
     baseUrl: address,
     merchant,
     createMerchant: (name = 'another merchant') => platform.merchants.create(name),

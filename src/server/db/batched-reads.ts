@@ -1,5 +1,5 @@
-// A merchant's read of one row by its uuid, coalesced: the reads that arrive in one turn of the event
-// loop share one query (`uuid = ANY($1)`). Under load the database sees one query for many requests
+// A read of one row by its uuid (a merchant's, or a payment page's), coalesced: the reads that arrive
+// in one turn of the event loop share one query (`uuid = ANY($1)`). Under load the database sees one query for many requests
 // instead of one per request; at rest a read is a query of its own, with no wait added. Nothing is
 // cached: every read reaches the database after it was asked for.
 import DataLoader from 'dataloader';
@@ -9,11 +9,6 @@ import type { Sql } from './database.js';
 export interface OwnedRow {
   uuid: string;
   merchant_id: string;
-}
-
-interface Key {
-  merchantId: string;
-  uuid: string;
 }
 
 /** Keys per query at most: bounds the statement's parameter and the rows held for one batch. */
@@ -27,26 +22,31 @@ const MAX_BATCH = 256;
 export const ONE_TURN_BATCHES = { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch: () => void) => setImmediate(dispatch) } as const;
 
 /**
- * `selectByUuids` must select the columns `uuid` and `merchant_id` and take the uuids as `$1`
- * (`WHERE uuid = ANY($1::uuid[])`). A row of another merchant reads as undefined, like a missing one,
- * and so does an id that is not a uuid.
+ * One row by its uuid, coalesced. `selectByUuids` must select the column `uuid` and take the uuids as
+ * `$1` (`WHERE uuid = ANY($1::uuid[])`). An id that is not a uuid reads as undefined.
  */
-export function batchedOwnedReads<Row extends OwnedRow>(db: Sql, selectByUuids: string): (merchantId: string, uuid: string) => Promise<Row | undefined> {
-  const loader = new DataLoader<Key, Row | undefined>(
-    async (keys) => {
-      const rows = await db.query<Row>(selectByUuids, [[...new Set(keys.map((key) => key.uuid))]]);
-      const byUuid = new Map(rows.map((row) => [row.uuid, row]));
-      return keys.map(({ merchantId, uuid }) => {
-        const row = byUuid.get(uuid);
-        return row?.merchant_id === merchantId ? row : undefined;
-      });
-    },
-    ONE_TURN_BATCHES,
-  );
-  return async (merchantId, uuid) => {
+export function batchedReads<Row extends { uuid: string }>(db: Sql, selectByUuids: string): (uuid: string) => Promise<Row | undefined> {
+  const loader = new DataLoader<string, Row | undefined>(async (uuids) => {
+    const rows = await db.query<Row>(selectByUuids, [[...new Set(uuids)]]);
+    const byUuid = new Map(rows.map((row) => [row.uuid, row]));
+    return uuids.map((uuid) => byUuid.get(uuid));
+  }, ONE_TURN_BATCHES);
+  return async (uuid) => {
     // One id that PostgreSQL cannot cast would fail the whole batch, other callers' reads with it.
     if (!isUuid(uuid)) return undefined;
     // PostgreSQL prints uuids in lowercase; the contract accepts either case.
-    return loader.load({ merchantId, uuid: uuid.toLowerCase() });
+    return loader.load(uuid.toLowerCase());
+  };
+}
+
+/**
+ * A merchant's read: as batchedReads, and `selectByUuids` must also select `merchant_id`. A row of
+ * another merchant reads as undefined, like a missing one.
+ */
+export function batchedOwnedReads<Row extends OwnedRow>(db: Sql, selectByUuids: string): (merchantId: string, uuid: string) => Promise<Row | undefined> {
+  const read = batchedReads<Row>(db, selectByUuids);
+  return async (merchantId, uuid) => {
+    const row = await read(uuid);
+    return row?.merchant_id === merchantId ? row : undefined;
   };
 }

@@ -6,12 +6,16 @@ import { createContractAjv } from './openapi-document.js';
 import type { Database } from '../db/database.js';
 import type { Merchants } from '../merchants/merchants.js';
 import type { Orders } from '../orders/orders.js';
+import { listenUrl, PaymentLinks, withoutToken } from '../payment-page/links.js';
+import { pageOrderReader } from '../payment-page/order.js';
+import { pageContext } from '../payment-page/render.js';
 import type { Clock } from '../shared/time.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { createAuthenticator } from './authentication.js';
 import type { Metrics } from './metrics.js';
 import { operationsRoutes } from './operations-routes.js';
 import { partnerRoutes } from './partner-routes.js';
+import { paymentPageRoutes } from './payment-page-routes.js';
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, ProblemError, sendProblem } from './problems.js';
 import { createRateLimiter } from './rate-limit.js';
 import { sandboxRoutes } from './sandbox-routes.js';
@@ -19,11 +23,16 @@ import { sandboxRoutes } from './sandbox-routes.js';
 export const BODY_LIMIT = 16 * 1024;
 
 export interface AppDeps {
-  config: Pick<Config, 'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'trustedProxies' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds'>;
+  config: Pick<
+    Config,
+    'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'trustedProxies' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds' | 'networks' | 'publicUrl' | 'paymentPageRateLimit'
+  >;
   db: Database;
   merchants: Merchants;
   orders: Orders;
   withdrawals: Withdrawals;
+  /** The key of the payment pages' links (SecretKeeper.paymentPageKey). */
+  paymentPageKey: Buffer;
   now: Clock;
   metrics: Metrics;
   /** false for tests and benchmarks; otherwise JSON logs at config.logLevel. */
@@ -57,7 +66,7 @@ export function buildApp(deps: AppDeps): App {
             level: deps.config.logLevel,
             // Requests are logged without headers or bodies: no keys, signatures or secrets in logs.
             serializers: {
-              req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: req.url, ip: req.ip }),
+              req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: withoutToken(req.url), ip: req.ip }),
             },
           },
   });
@@ -77,15 +86,24 @@ export function buildApp(deps: AppDeps): App {
     authenticator: createAuthenticator(deps.merchants, deps.config.timestampToleranceSeconds, deps.now),
     rateLimiter: createRateLimiter(deps.config.rateLimit.limit, deps.config.rateLimit.windowSeconds, deps.now),
   };
+  const paymentLinks = new PaymentLinks(deps.paymentPageKey, () => deps.config.publicUrl ?? listenUrl(fastify.server.address()));
   partnerRoutes(fastify, {
     ...guard,
+    paymentLinks,
     orders: deps.orders,
     withdrawals: deps.withdrawals,
     callbackPolicy: callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate),
     metrics,
   });
   if (deps.config.mode === 'sandbox') {
-    sandboxRoutes(fastify, { ...guard, db: deps.db, withdrawals: deps.withdrawals, now: deps.now, watchWindowSeconds: deps.config.watchWindowSeconds });
+    sandboxRoutes(fastify, { ...guard, paymentLinks, db: deps.db, withdrawals: deps.withdrawals, now: deps.now, watchWindowSeconds: deps.config.watchWindowSeconds });
   }
+  paymentPageRoutes(fastify, {
+    links: paymentLinks,
+    readOrder: pageOrderReader(deps.db),
+    context: pageContext(deps.config),
+    rateLimiter: createRateLimiter(deps.config.paymentPageRateLimit.limit, deps.config.paymentPageRateLimit.windowSeconds, deps.now),
+    now: deps.now,
+  });
   return { fastify };
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
 import type { Orders } from '../orders/orders.js';
+import type { PaymentLinks } from '../payment-page/links.js';
 import { callbackUrlProblem, type CallbackPolicy } from '../callbacks/destinations.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
@@ -15,6 +16,7 @@ export interface PartnerRouteDeps extends GuardDeps {
   withdrawals: Withdrawals;
   callbackPolicy: CallbackPolicy;
   metrics: Metrics;
+  paymentLinks: PaymentLinks;
 }
 
 export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
@@ -24,19 +26,20 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     '/partner/v1/platforms/orders',
     { schema: { body: componentSchema('CreateDepositOrderRequest') }, preValidation },
     async (request, reply) => {
-      const urlProblem = callbackUrlProblem(request.body.callbackUrl, deps.callbackPolicy);
-      if (urlProblem) {
-        throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', {
-          errors: [{ pointer: '/callbackUrl', detail: urlProblem }],
-        });
-      }
+      // The return URL is checked like the callback URL: the payer's browser follows it from the page.
+      const errors = (['callbackUrl', 'returnUrl'] as const).flatMap((field) => {
+        const url = request.body[field];
+        const problem = url === undefined ? undefined : callbackUrlProblem(url, deps.callbackPolicy);
+        return problem ? [{ pointer: `/${field}`, detail: problem }] : [];
+      });
+      if (errors.length > 0) throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors });
       const result = await deps.orders.create(request.merchant!.id, request.body);
       deps.metrics.ordersCreated.inc({ blockchain: request.body.blockchain, outcome: result.outcome });
       if (result.outcome === 'conflict') {
         throw new ProblemError(409, 'external_id_conflict', `An order with externalId ${request.body.externalId} exists with different fields.`);
       }
       if (result.outcome === 'too_many_open_orders') throw new ProblemError(429, 'too_many_open_orders', `The merchant has ${result.limit} open orders, the most allowed; more can be created once some are paid or expire.`);
-      return reply.code(result.outcome === 'created' ? 201 : 200).send(result.order);
+      return reply.code(result.outcome === 'created' ? 201 : 200).send({ ...result.order, paymentUrl: deps.paymentLinks.url(result.order.uuid) });
     },
   );
 
@@ -46,7 +49,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     async (request) => {
       const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
-      return order;
+      return { ...order, paymentUrl: deps.paymentLinks.url(order.uuid) };
     },
   );
 

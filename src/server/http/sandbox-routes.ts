@@ -6,6 +6,7 @@ import { isAddress } from '../addresses/derivation.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
 import { parseDecimalUnits } from '../shared/money.js';
 import type { Database } from '../db/database.js';
+import type { PaymentLinks } from '../payment-page/links.js';
 import { sandboxDeposit } from '../orders/sandbox-deposits.js';
 import type { Clock } from '../shared/time.js';
 import { DuplicateWithdrawalError, type Withdrawals } from '../withdrawals/withdrawals.js';
@@ -23,6 +24,7 @@ export interface SandboxRouteDeps extends GuardDeps {
   withdrawals: Withdrawals;
   now: Clock;
   watchWindowSeconds: number;
+  paymentLinks: PaymentLinks;
 }
 
 export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
@@ -50,7 +52,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
       switch (result.outcome) {
         case 'credited':
         case 'replayed':
-          return reply.code(result.outcome === 'credited' ? 201 : 200).send(result.order);
+          return reply.code(result.outcome === 'credited' ? 201 : 200).send({ ...result.order, paymentUrl: deps.paymentLinks.url(result.order.uuid) });
         case 'not_found':
           throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
         case 'total_too_large':

@@ -36,6 +36,11 @@ export class SecretKeeper {
     return 'whsec_' + this.derive('callback-secret', merchantId, version).subarray(0, 24).toString('base64');
   }
 
+  /** The key of the payment pages' link tokens (payment-page/links.ts): nothing to store, nothing to rotate apart. */
+  paymentPageKey(): Buffer {
+    return this.derive('payment-page', '', 1);
+  }
+
   /** A value that identifies the master key without revealing it. */
   keyCheck(): string {
     return this.derive('key-check', '', 1).toString('hex');

@@ -13,6 +13,8 @@ export interface OrderRow {
   currency: 'USDT';
   customer_id: string;
   callback_url: string;
+  /** The payment page's "Back to the shop" link, or null. */
+  return_url: string | null;
   address: string;
   address_qr: string;
   status: DepositOrder['status'];
@@ -22,7 +24,7 @@ export interface OrderRow {
   expired_at: string;
 }
 
-export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, address, address_qr, status, min_amount,
+export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, return_url, address, address_qr, status, min_amount,
   received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
 
 /** The read of one order by its primary key (and owner). */
@@ -34,7 +36,14 @@ export async function readOrderRow(sql: Sql, merchantId: string, uuid: string): 
   return row;
 }
 
-export function toCreatedDepositOrder(row: OrderRow): CreatedDepositOrder {
+/**
+ * An order as the API shows it, less its `paymentUrl`: the HTTP layer adds the link, which needs the
+ * address payers reach; callbacks carry the order without it.
+ */
+export type CreatedOrderView = Omit<CreatedDepositOrder, 'paymentUrl'>;
+export type OrderView = Omit<DepositOrder, 'paymentUrl'>;
+
+export function toCreatedDepositOrder(row: OrderRow): CreatedOrderView {
   return {
     uuid: row.uuid,
     blockchain: row.blockchain,
@@ -50,6 +59,6 @@ export function toCreatedDepositOrder(row: OrderRow): CreatedDepositOrder {
   };
 }
 
-export function toDepositOrder(row: OrderRow): DepositOrder {
+export function toDepositOrder(row: OrderRow): OrderView {
   return { ...toCreatedDepositOrder(row), receivedAmount: toJsonInteger(row.received_amount) };
 }

@@ -3,8 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { AddressPool, type PooledAddress } from '../addresses/pool.js';
-import type { CreateDepositOrderRequest, CreatedDepositOrder, DepositOrder } from '../../../generated/schema.js';
-import { ORDER_COLUMNS, toCreatedDepositOrder, toDepositOrder, type OrderRow } from './order-rows.js';
+import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
+import { ORDER_COLUMNS, toCreatedDepositOrder, toDepositOrder, type CreatedOrderView, type OrderRow, type OrderView } from './order-rows.js';
 import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, type OwnedRow } from '../db/batched-reads.js';
@@ -15,7 +15,7 @@ import type { Clock } from '../shared/time.js';
 const READ_ORDERS_SQL = `SELECT merchant_id, ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
 
 export type CreateResult =
-  | { outcome: 'created' | 'replayed'; order: CreatedDepositOrder }
+  | { outcome: 'created' | 'replayed'; order: CreatedOrderView }
   | { outcome: 'conflict'; existing: OrderRow }
   | { outcome: 'too_many_open_orders'; limit: number };
 
@@ -24,7 +24,8 @@ function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean
     row.blockchain === request.blockchain &&
     row.currency === request.currency &&
     row.customer_id === request.customerId &&
-    row.callback_url === request.callbackUrl
+    row.callback_url === request.callbackUrl &&
+    row.return_url === (request.returnUrl ?? null)
   );
 }
 
@@ -37,6 +38,7 @@ interface NewOrder {
   currency: OrderRow['currency'];
   customerId: string;
   callbackUrl: string;
+  returnUrl: string | null;
   address: PooledAddress;
   minAmount: bigint;
   expiredAt: Date;
@@ -44,7 +46,7 @@ interface NewOrder {
 
 /**
  * The creates of one turn in one statement. An order that exists (the same externalId), whose address
- * index was meanwhile handed to another process, or whose merchant has $13 open orders already is not
+ * index was meanwhile handed to another process, or whose merchant has $14 open orders already is not
  * inserted (the open orders are counted as the statement starts: creates of one batch may pass the
  * limit by the batch's size). The reservation of each index used ends in the same statement
  * (addresses/pool.ts).
@@ -52,24 +54,25 @@ interface NewOrder {
 const INSERT_ORDERS_SQL = `
   WITH inserted AS (
     INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
-                                address_index, address, address_qr, min_amount, expired_at)
+                                address_index, address, address_qr, min_amount, expired_at, return_url)
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                         $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[])
-           AS n (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at)
-     WHERE (SELECT count(*) FROM deposit_orders o WHERE o.merchant_id = n.merchant_id AND o.status = 'NEW') < $13
+                         $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[], $13::text[])
+           AS n (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at, return_url)
+     WHERE (SELECT count(*) FROM deposit_orders o WHERE o.merchant_id = n.merchant_id AND o.status = 'NEW') < $14
     ON CONFLICT DO NOTHING
     RETURNING uuid, blockchain, address_index),
   used AS (
     DELETE FROM address_reservations r USING inserted i WHERE r.network = i.blockchain AND r.address_index = i.address_index)
   SELECT uuid FROM inserted`;
 
-/** The insert's twelve arrays, one per column, in INSERT_ORDERS_SQL's order. */
+/** The insert's thirteen arrays, one per column, in INSERT_ORDERS_SQL's order. */
 function insertColumns(orders: readonly NewOrder[]): unknown[] {
   const column = <T>(value: (order: NewOrder) => T) => orders.map(value);
   return [
     column((o) => o.uuid), column((o) => o.merchantId), column((o) => o.externalId), column((o) => o.network),
     column((o) => o.currency), column((o) => o.customerId), column((o) => o.callbackUrl), column((o) => String(o.address.index)),
     column((o) => o.address.address), column((o) => o.address.qr), column((o) => String(o.minAmount)), column((o) => o.expiredAt.toISOString()),
+    column((o) => o.returnUrl),
   ];
 }
 
@@ -81,6 +84,7 @@ function insertedRow(order: NewOrder): OrderRow {
     currency: order.currency,
     customer_id: order.customerId,
     callback_url: order.callbackUrl,
+    return_url: order.returnUrl,
     address: order.address.address,
     address_qr: order.address.qr,
     status: 'NEW',
@@ -135,6 +139,7 @@ export class Orders {
         currency: request.currency,
         customerId: request.customerId,
         callbackUrl: request.callbackUrl,
+        returnUrl: request.returnUrl ?? null,
         address,
         minAmount: this.config.networks[network].minAmount,
         expiredAt: new Date(this.now() + this.config.orderLifetimeSeconds * 1000),
@@ -166,7 +171,7 @@ export class Orders {
     return this.addresses.close();
   }
 
-  async read(merchantId: string, uuid: string): Promise<DepositOrder | undefined> {
+  async read(merchantId: string, uuid: string): Promise<OrderView | undefined> {
     const row = await this.readOwned(merchantId, uuid);
     return row && toDepositOrder(row);
   }

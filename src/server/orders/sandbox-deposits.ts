@@ -1,13 +1,12 @@
 // The sandbox's deposit helper: a made-up transfer to one of the merchant's orders, credited through
 // the same path as a transfer read from the chain (deposits.ts), idempotent on the request's key.
 import { createHash } from 'node:crypto';
-import type { DepositOrder } from '../../../generated/schema.js';
 import type { Database } from '../db/database.js';
 import { creditTransfers } from './deposits.js';
-import { readOrderRow, toDepositOrder } from './order-rows.js';
+import { readOrderRow, toDepositOrder, type OrderView } from './order-rows.js';
 
 export type SandboxDepositResult =
-  | { outcome: 'credited' | 'replayed'; order: DepositOrder }
+  | { outcome: 'credited' | 'replayed'; order: OrderView }
   | { outcome: 'not_found' | 'not_watched' | 'total_too_large' }
   | { outcome: 'key_reused'; previousAmount: bigint };
 

@@ -11,7 +11,8 @@ import { DATABASES, freshDatabase } from '../../support/platform.js';
 import { orderRequest } from '../../fixtures/orders.js';
 
 async function serve(env: Record<string, string>) {
-  const platform = await startPartnerApi({ LOG_LEVEL: 'silent', RATE_LIMIT: '100000/60', ...env });
+  // A public URL of its own: without one, payment links follow the listen port, which a restart changes.
+  const platform = await startPartnerApi({ LOG_LEVEL: 'silent', RATE_LIMIT: '100000/60', PUBLIC_URL: 'https://pay.partner.example', ...env });
   return { server: platform.process, client: platform.client() };
 }
 

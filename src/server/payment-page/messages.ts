@@ -1,0 +1,149 @@
+// The payment page's texts, in English and Russian. Amounts come in as decimal text of whole USDT
+// (formatted exactly from smallest units), so no text here does arithmetic.
+import type { Network } from '../addresses/derivation.js';
+
+export const LANGUAGES = ['en', 'ru'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/** How long the address is still watched after expiry, as words ("7 days", "7 дней"). */
+type Span = { days: number } | { hours: number } | { minutes: number };
+
+export interface Messages {
+  title: (network: Network) => string;
+  networkName: Record<Network, string>;
+  sandbox: string;
+  states: {
+    waiting: { heading: string; text: (minimum: string) => string };
+    partial: { heading: string; text: (due: string) => string };
+    done: { heading: string; text: string };
+    expired: { heading: string; text: string };
+  };
+  afterExpiry: (window: string) => string;
+  span: (span: Span) => string;
+  minimum: string;
+  received: string;
+  due: string;
+  timeLeft: string;
+  expiresAt: string;
+  network: string;
+  token: string;
+  tokenContract: string;
+  warning: (network: Network, others: string) => string;
+  address: string;
+  copy: string;
+  copied: string;
+  qrAlt: string;
+  noscript: string;
+  reload: string;
+  backToShop: string;
+  language: string;
+  notFound: { title: string; text: string };
+  tooMany: { title: string; text: (seconds: number) => string };
+}
+
+const ru = new Intl.PluralRules('ru');
+const ruPlural = (n: number, [one, few, many]: [string, string, string]) => {
+  const form = ru.select(n);
+  return `${n} ${form === 'one' ? one : form === 'few' ? few : many}`;
+};
+const enPlural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+const NETWORK_NAMES: Record<Network, string> = { Tron: 'Tron (TRC-20)', Ethereum: 'Ethereum (ERC-20)' };
+
+export const MESSAGES: Record<Language, Messages> = {
+  en: {
+    title: (network) => `Pay with USDT on ${network}`,
+    networkName: NETWORK_NAMES,
+    sandbox: 'Sandbox: a test page. Do not send real funds to this address.',
+    states: {
+      waiting: { heading: 'Waiting for your payment', text: (minimum) => `Send at least ${minimum} USDT to the address below before the time runs out.` },
+      partial: { heading: 'Partly paid', text: (due) => `Part of the payment has arrived. Send at least ${due} USDT more to the same address to complete it.` },
+      done: { heading: 'Paid', text: 'Your payment has been received. Thank you! You can close this page.' },
+      expired: { heading: 'This order has expired', text: 'The time to pay is over: do not send a new payment to this address. Every payment sent before the deadline is counted.' },
+    },
+    afterExpiry: (window) =>
+      `A late payment confirmed within ${window} after the deadline is still credited, and completes the order if the total reaches the minimum. ` +
+      'Later payments are not credited automatically: ask the shop before paying late.',
+    span: (span) => ('days' in span ? enPlural(span.days, 'day') : 'hours' in span ? enPlural(span.hours, 'hour') : enPlural(span.minutes, 'minute')),
+    minimum: 'Minimum to pay',
+    received: 'Received so far',
+    due: 'Still due',
+    timeLeft: 'Time left',
+    expiresAt: 'Deadline',
+    network: 'Network',
+    token: 'Token',
+    tokenContract: 'Token contract',
+    warning: (network, others) =>
+      `Send only USDT on ${NETWORK_NAMES[network]}. Other tokens, and USDT on any other network (${others}), are not credited and may be lost.`,
+    address: 'Address',
+    copy: 'Copy address',
+    copied: 'Copied',
+    qrAlt: 'QR code of the address',
+    noscript: 'This page updates itself when JavaScript is on.',
+    reload: 'Reload to see payments received since it opened',
+    backToShop: 'Back to the shop',
+    language: 'Language',
+    notFound: { title: 'Page not found', text: 'This payment link is not valid. Check the link, or ask the shop for a new one.' },
+    tooMany: { title: 'Too many requests', text: (seconds) => `Please try again in ${seconds} s.` },
+  },
+  ru: {
+    title: (network) => `Оплата в USDT в сети ${network}`,
+    networkName: NETWORK_NAMES,
+    sandbox: 'Песочница: тестовая страница. Не отправляйте на этот адрес настоящие средства.',
+    states: {
+      waiting: { heading: 'Ожидаем оплату', text: (minimum) => `Отправьте не менее ${minimum} USDT на адрес ниже, пока не истекло время.` },
+      partial: { heading: 'Оплачено частично', text: (due) => `Часть оплаты получена. Отправьте ещё не менее ${due} USDT на тот же адрес, чтобы завершить оплату.` },
+      done: { heading: 'Оплачено', text: 'Оплата получена. Спасибо! Эту страницу можно закрыть.' },
+      expired: { heading: 'Срок заказа истёк', text: 'Время на оплату вышло: не отправляйте на этот адрес новых платежей. Все платежи, отправленные до срока, учтены.' },
+    },
+    afterExpiry: (window) =>
+      `Платёж, подтверждённый в течение ${window} после срока, всё равно зачисляется и завершает заказ, если сумма достигнет минимума. ` +
+      'Более поздние платежи автоматически не зачисляются: прежде чем платить с опозданием, свяжитесь с магазином.',
+    span: (span) =>
+      'days' in span ? ruPlural(span.days, ['дня', 'дней', 'дней'])
+      : 'hours' in span ? ruPlural(span.hours, ['часа', 'часов', 'часов'])
+      : ruPlural(span.minutes, ['минуты', 'минут', 'минут']),
+    minimum: 'Минимальная сумма',
+    received: 'Получено',
+    due: 'Осталось оплатить',
+    timeLeft: 'Осталось времени',
+    expiresAt: 'Срок оплаты',
+    network: 'Сеть',
+    token: 'Токен',
+    tokenContract: 'Контракт токена',
+    warning: (network, others) =>
+      `Отправляйте только USDT в сети ${NETWORK_NAMES[network]}. Другие токены и USDT в любой другой сети (${others}) не зачисляются и могут быть потеряны.`,
+    address: 'Адрес',
+    copy: 'Скопировать адрес',
+    copied: 'Скопировано',
+    qrAlt: 'QR-код адреса',
+    noscript: 'С включённым JavaScript страница обновляется сама.',
+    reload: 'Обновите страницу, чтобы увидеть поступившие платежи',
+    backToShop: 'Вернуться в магазин',
+    language: 'Язык',
+    notFound: { title: 'Страница не найдена', text: 'Эта ссылка на оплату недействительна. Проверьте ссылку или попросите у магазина новую.' },
+    tooMany: { title: 'Слишком много запросов', text: (seconds) => `Попробуйте снова через ${seconds} с.` },
+  },
+};
+
+/** The watch window in the largest whole unit. */
+export function watchSpan(seconds: number): Span {
+  if (seconds % 86_400 === 0) return { days: seconds / 86_400 };
+  if (seconds % 3600 === 0) return { hours: seconds / 3600 };
+  return { minutes: Math.ceil(seconds / 60) };
+}
+
+/** The `lang` parameter if it names a language of the page, else the first of Accept-Language that does, else English. */
+export function pickLanguage(lang: unknown, acceptLanguage: string | undefined): Language {
+  if (typeof lang === 'string' && (LANGUAGES as readonly string[]).includes(lang)) return lang as Language;
+  const ranked = (acceptLanguage ?? '')
+    .split(',')
+    .map((part, index) => {
+      const [tag = '', ...params] = part.trim().split(';');
+      const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+      return { primary: tag.trim().toLowerCase().split('-')[0]!, q: q === undefined ? 1 : Number(q), index };
+    })
+    .filter((entry) => entry.q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index);
+  return (ranked.find((entry) => (LANGUAGES as readonly string[]).includes(entry.primary))?.primary as Language | undefined) ?? 'en';
+}

@@ -1,0 +1,305 @@
+// The payment page in Chromium (playwright-core, Debian's /usr/bin/chromium) on a real sandbox platform:
+// what a payer sees in each state, live updates from a sandbox deposit without a reload (also when the
+// deposit is recorded by another process), the same facts with JavaScript off, axe-core, a 360 px
+// phone, the CSP in force, and the bytes a first visit costs.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CreatedDepositOrder } from '../../../src/client/index.js';
+import { expireOrders } from '../../../src/server/orders/deposits.js';
+import { orderRequest } from '../../fixtures/orders.js';
+import { axeViolations, launchChromium } from '../../support/chromium.js';
+import { startPartnerApi } from '../../support/partner-api.js';
+import { startTestPlatform, TEST_DATABASE_URL, TEST_SECRET_KEY, type TestPlatform } from '../../support/platform.js';
+import { decodeQr } from '../../support/qr.js';
+
+const HOUR = 3600_000;
+let t: TestPlatform;
+let browser: Browser;
+let context: BrowserContext;
+/** Added to the platform's clock: an order created while it is −2 h expired an hour ago. */
+let clockOffset = 0;
+/** Every request the pages made to anything but the platform (none may exist), and CSP refusals. */
+const foreign: string[] = [];
+const cspReports: string[] = [];
+let sequence = 0;
+
+async function newContext(options: Parameters<Browser['newContext']>[0] = {}): Promise<BrowserContext> {
+  const created = await browser.newContext({ serviceWorkers: 'block', ...options });
+  await created.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith('data:') || new URL(url).origin === new URL(t.baseUrl).origin) return route.continue();
+    foreign.push(url);
+    return route.abort();
+  });
+  return created;
+}
+
+async function open(url: string, on: BrowserContext = context): Promise<Page> {
+  const page = await on.newPage();
+  page.on('console', (message) => {
+    if (/Content Security Policy|Refused to/i.test(message.text())) cspReports.push(message.text());
+  });
+  const response = await page.goto(url, { waitUntil: 'load' });
+  expect(response?.status(), url).toBeLessThan(500);
+  return page;
+}
+
+async function createOrder(overrides: Parameters<typeof orderRequest>[1] = {}): Promise<CreatedDepositOrder> {
+  const { data, error } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest(`page-${++sequence}`, overrides) });
+  if (error) throw new Error(JSON.stringify(error));
+  return data!;
+}
+
+async function deposit(uuid: string, amount: number, platform = t): Promise<void> {
+  const response = await platform.signed('POST', `/sandbox/v1/orders/${uuid}/deposits`, {
+    body: JSON.stringify({ amount }),
+    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': `deposit-${++sequence}` },
+  });
+  expect(response.status).toBe(201);
+}
+
+/** The facts list as "term: value" lines, the countdown's changing digits masked. */
+async function facts(page: Page): Promise<string[]> {
+  const rows = await page.locator('dl.facts > div').allInnerTexts();
+  return rows.map((row) => row.replace(/\s*\n\s*/, ': ').replace(/\d+:\d\d(:\d\d)?$/, 'm:ss'));
+}
+
+const text = (page: Page) => page.locator('main').innerText();
+
+beforeAll(async () => {
+  t = await startTestPlatform('pglite', { now: () => Date.now() + clockOffset });
+  browser = await launchChromium();
+  context = await newContext();
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(t.baseUrl).origin });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+describe('the payment page in Chromium', () => {
+  it('shows the network and token, a warning, the address with a copy button, its QR, the minimum and the time left', async () => {
+    const order = await createOrder();
+    const page = await open(order.paymentUrl);
+    const shown = await text(page);
+    expect(await page.locator('h1').innerText()).toBe('Pay with USDT on Tron');
+    expect(await facts(page)).toEqual([
+      'Network: Tron (TRC-20)',
+      'Token: USDT',
+      'Token contract: TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+      'Minimum to pay: 1 USDT',
+      'Received so far: 0 USDT',
+      'Still due: 1 USDT',
+      'Time left: m:ss',
+      `Deadline: ${order.expiredAt} UTC`,
+    ]);
+    expect(shown).toContain('Waiting for your payment');
+    expect(shown).toContain('Send only USDT on Tron (TRC-20). Other tokens, and USDT on any other network');
+    expect(shown).toContain('Sandbox: a test page. Do not send real funds');
+    expect(await page.locator('#address').innerText()).toBe(order.address);
+    // The QR as the payer's screen shows it, read back by a scanner: the bare address, no URI.
+    const qr = await page.locator('img.qr').screenshot();
+    expect(decodeQr(`data:image/png;base64,${qr.toString('base64')}`)).toBe(order.address);
+    expect(decodeQr((await page.locator('img.qr').getAttribute('src'))!)).toBe(order.address);
+    // The countdown runs: about an hour left, and a second later less.
+    const first = await page.locator('#countdown').innerText();
+    expect(first).toMatch(/^(59|60):\d\d$/);
+    await page.waitForFunction((before) => document.getElementById('countdown')!.textContent !== before, first, { timeout: 3000 });
+    // The copy button puts the address on the clipboard.
+    await page.getByRole('button', { name: 'Copy address' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(order.address);
+    await expect.poll(() => page.locator('button.copy').innerText()).toBe('Copied');
+    await page.close();
+  });
+
+  it('names the Ethereum network and its USDT contract on an Ethereum order', async () => {
+    const order = await createOrder({ blockchain: 'Ethereum' });
+    const page = await open(order.paymentUrl);
+    expect(await facts(page)).toContain('Network: Ethereum (ERC-20)');
+    expect(await facts(page)).toContain('Token contract: 0xdAC17F958D2ee523a2206206994597C13D831ec7');
+    expect(await facts(page)).toContain('Minimum to pay: 10 USDT');
+    expect(await text(page)).toContain('Send only USDT on Ethereum (ERC-20).');
+    await page.close();
+  });
+
+  it('shows a sandbox deposit within 2 s without a reload: partly paid with what is still due, then paid', async () => {
+    const order = await createOrder({ returnUrl: 'https://merchant.example/orders/42' });
+    const page = await open(order.paymentUrl);
+    let loads = 0;
+    page.on('load', () => loads++);
+    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
+
+    await deposit(order.uuid, 400_000);
+    await page.waitForFunction(() => document.getElementById('received')?.textContent === '0.4 USDT', undefined, { timeout: 2000 });
+    expect(await page.locator('.state h2').innerText()).toBe('Partly paid');
+    expect(await text(page)).toContain('Send at least 0.6 USDT more to the same address');
+    expect(await facts(page)).toContain('Still due: 0.6 USDT');
+    expect(await page.locator('#address').innerText()).toBe(order.address);
+    await expect.poll(() => page.getByRole('button', { name: 'Copy address' }).isVisible()).toBe(true);
+
+    await deposit(order.uuid, 750_000);
+    await page.waitForFunction(() => document.getElementById('received')?.textContent === '1.15 USDT', undefined, { timeout: 2000 });
+    expect(await page.locator('.state h2').innerText()).toBe('Paid');
+    expect(await text(page)).toContain('Your payment has been received.');
+    expect(await page.locator('#address').count()).toBe(0); // nothing more to pay
+    const back = page.getByRole('link', { name: 'Back to the shop' });
+    expect(await back.getAttribute('href')).toBe('https://merchant.example/orders/42');
+    expect(await back.getAttribute('rel')).toBe('noreferrer');
+    // The same document all along.
+    expect(loads).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { marker: number }).marker)).toBe(1);
+    await page.close();
+  });
+
+  it('shows an expired order, says what happens to a late payment, and a late payment completing it', async () => {
+    clockOffset = -2 * HOUR;
+    const order = await createOrder();
+    clockOffset = 0;
+    const page = await open(order.paymentUrl);
+    // Past expiredAt the payer is told so at once, before the expiry job has run.
+    expect(await page.locator('.state h2').innerText()).toBe('This order has expired');
+    expect(await text(page)).toContain('do not send a new payment to this address');
+    expect(await text(page)).toContain('A late payment confirmed within 7 days after the deadline is still credited');
+    expect(await page.locator('#address').count()).toBe(0);
+    expect(await page.locator('img.qr').count()).toBe(0);
+    expect(await page.locator('#countdown').count()).toBe(0);
+    expect(await expireOrders(t.db, new Date())).toBeGreaterThanOrEqual(1);
+    await page.reload();
+    expect(await page.locator('.state h2').innerText()).toBe('This order has expired');
+    // As the platform handles it: a late deposit within the watch window is credited and completes the order.
+    await deposit(order.uuid, 1_000_000);
+    await page.waitForFunction(() => document.querySelector('.state h2')?.textContent === 'Paid', undefined, { timeout: 6000 });
+    expect(await facts(page)).toContain('Received so far: 1 USDT');
+    await page.close();
+  });
+
+  it('shows the same facts with JavaScript off, as plain HTML', async () => {
+    const order = await createOrder();
+    await deposit(order.uuid, 250_000);
+    const withScript = await open(order.paymentUrl);
+    const noScript = await newContext({ javaScriptEnabled: false });
+    const plain = await open(order.paymentUrl, noScript);
+    expect(await facts(plain)).toEqual(await facts(withScript));
+    expect(await facts(plain)).toContain('Received so far: 0.25 USDT');
+    expect(await facts(plain)).toContain('Still due: 0.75 USDT');
+    expect(await plain.locator('.state h2').innerText()).toBe('Partly paid');
+    expect(await plain.locator('#address').innerText()).toBe(order.address);
+    expect(decodeQr((await plain.locator('img.qr').getAttribute('src'))!)).toBe(order.address);
+    expect(await plain.locator('#countdown').innerText()).toMatch(/^(59|60):\d\d$/);
+    expect(await plain.locator('main').innerText()).toContain('Reload to see payments received since it opened');
+    // The copy button needs a script: hidden without one.
+    expect(await plain.getByRole('button', { name: 'Copy address' }).isVisible()).toBe(false);
+    await withScript.close();
+    await noScript.close();
+  });
+
+  it('speaks Russian to a Russian browser, and the lang parameter wins', async () => {
+    const order = await createOrder();
+    const russian = await newContext({ locale: 'ru-RU' });
+    const page = await open(order.paymentUrl, russian);
+    expect(await page.getAttribute('html', 'lang')).toBe('ru');
+    expect(await page.locator('.state h2').innerText()).toBe('Ожидаем оплату');
+    expect(await facts(page)).toContain('Минимальная сумма: 1 USDT');
+    await deposit(order.uuid, 100_000);
+    await page.waitForFunction(() => document.querySelector('.state h2')?.textContent === 'Оплачено частично', undefined, { timeout: 2000 });
+    await page.getByRole('link', { name: 'English' }).click();
+    await page.waitForURL(/\?lang=en$/);
+    expect(await page.locator('.state h2').innerText()).toBe('Partly paid');
+    await russian.close();
+  });
+
+  it('has no horizontal scroll on a 360 px phone, nor on a desktop', async () => {
+    for (const blockchain of ['Tron', 'Ethereum'] as const) {
+      const order = await createOrder({ blockchain, returnUrl: 'https://merchant.example/orders/a-rather-long-path/that/goes/on/and/on/and/on' });
+      for (const viewport of [{ width: 360, height: 740 }, { width: 1280, height: 800 }]) {
+        for (const lang of ['en', 'ru']) {
+          const phone = await newContext({ viewport, isMobile: viewport.width === 360, hasTouch: viewport.width === 360 });
+          const page = await open(`${order.paymentUrl}?lang=${lang}`, phone);
+          const { scroll, client } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+          expect(scroll, `${blockchain} ${lang} at ${viewport.width} px`).toBeLessThanOrEqual(client);
+          expect(client).toBe(viewport.width);
+          // The address is whole on screen, not cut off.
+          const box = (await page.locator('#address').boundingBox())!;
+          expect(box.x + box.width, `${blockchain} address at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
+          await phone.close();
+        }
+      }
+    }
+  });
+
+  it('axe-core finds no violations in any state, in either language, on a phone and a desktop', async () => {
+    const waiting = await createOrder({ returnUrl: 'https://merchant.example/orders/7' });
+    const partial = await createOrder({ blockchain: 'Ethereum' });
+    await deposit(partial.uuid, 2_500_000);
+    const done = await createOrder({ returnUrl: 'https://merchant.example/orders/8' });
+    await deposit(done.uuid, 1_000_000);
+    clockOffset = -2 * HOUR;
+    const expired = await createOrder();
+    clockOffset = 0;
+    const pages = [waiting.paymentUrl, partial.paymentUrl, done.paymentUrl, expired.paymentUrl, `${t.baseUrl}/pay/${waiting.uuid}/nope`];
+    for (const viewport of [{ width: 360, height: 740 }, { width: 1280, height: 800 }]) {
+      const sized = await newContext({ viewport });
+      for (const url of pages) {
+        for (const lang of ['en', 'ru']) {
+          const page = await open(`${url}?lang=${lang}`, sized);
+          expect(await axeViolations(page), `${url} ${lang} at ${viewport.width} px`).toEqual([]);
+          await page.close();
+        }
+      }
+      await sized.close();
+    }
+  }, 240_000); // 20 audits of about 1.5 s each, on a shared machine
+
+  it('costs at most 50 kB on a first visit, all of it from the platform, within its CSP', async () => {
+    const order = await createOrder({ blockchain: 'Ethereum', returnUrl: 'https://merchant.example/orders/9' });
+    const fresh = await newContext();
+    const page = await fresh.newPage();
+    const sizes: Promise<number>[] = [];
+    page.on('requestfinished', (request) => sizes.push(request.sizes().then((s) => s.responseHeadersSize + s.responseBodySize)));
+    const response = (await page.goto(order.paymentUrl, { waitUntil: 'load' }))!;
+    expect(response.headers()['content-security-policy']).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;/);
+    // The page's script ran under the policy (it shows the copy button), and its stylesheet applied.
+    await expect.poll(() => page.getByRole('button', { name: 'Copy address' }).isVisible()).toBe(true);
+    expect(await page.locator('body').evaluate((body) => getComputedStyle(body).backgroundColor)).toBe('rgb(244, 245, 247)');
+    const total = (await Promise.all(sizes)).reduce((a, b) => a + b, 0);
+    expect(sizes.length).toBeGreaterThanOrEqual(3); // the page, its stylesheet, its script
+    expect(total).toBeLessThanOrEqual(50_000);
+    console.log(`payment page first visit: ${sizes.length} responses, ${total} bytes transferred`);
+    await fresh.close();
+  });
+
+  it('loaded nothing from elsewhere and broke no CSP rule on any page above', () => {
+    expect(foreign).toEqual([]);
+    expect(cspReports).toEqual([]);
+  });
+});
+
+describe.runIf(TEST_DATABASE_URL)('live updates across processes (PostgreSQL)', () => {
+  it('shows a deposit that another process recorded within 2 s', async () => {
+    const shared = await startTestPlatform('postgres');
+    const dataDir = mkdtempSync(join(tmpdir(), 'partner-page-'));
+    // A second platform process on the same database and master key: the page is served by it, the
+    // deposit recorded by the in-process platform.
+    const other = await startPartnerApi({ DATABASE_URL: shared.databaseUrl!, SECRET_KEY: TEST_SECRET_KEY, DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+    const tab = await browser.newContext();
+    try {
+      const { data: order } = await shared.client().POST('/partner/v1/platforms/orders', { body: orderRequest('across-1') });
+      const onOther = order!.paymentUrl.replace(shared.baseUrl, other.baseUrl);
+      expect(onOther.startsWith(other.baseUrl)).toBe(true);
+      const page = await tab.newPage();
+      await page.goto(onOther, { waitUntil: 'load' });
+      expect(await page.locator('#received').innerText()).toBe('0 USDT');
+      await deposit(order!.uuid, 300_000, shared);
+      await page.waitForFunction(() => document.getElementById('received')?.textContent === '0.3 USDT', undefined, { timeout: 2000 });
+    } finally {
+      await tab.close();
+      await other.stop();
+      await shared.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,232 @@
+// The payment page over HTTP on a real sandbox platform: the link in the contract's responses, returnUrl
+// checked like callbackUrl, the page's headers, size and languages, a plain 404 for any other link,
+// the per-caller quota, and nothing on the page that names the merchant, the customer or another order.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHmac } from 'node:crypto';
+import { orderRequest } from '../../fixtures/orders.js';
+import { hdVectors } from '../../fixtures/vectors.js';
+import { PaymentLinks, withoutToken } from '../../../src/server/payment-page/links.js';
+import { PAYMENT_PAGE_CSP } from '../../../src/server/http/payment-page-routes.js';
+import { readConfig } from '../../../src/server/config.js';
+import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+
+const ORDERS = '/partner/v1/platforms/orders';
+
+describe('payment links', () => {
+  const links = new PaymentLinks(Buffer.alloc(32, 7), () => 'https://pay.example');
+  const uuid = '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b';
+  const other = '7c2e4b9a-1d3f-4a5b-8c6d-9e0f1a2b3c4d';
+
+  it('is the public URL, the uuid and a 128-bit HMAC token that only the key makes', () => {
+    const url = links.url(uuid);
+    const token = url.split('/').at(-1)!;
+    expect(url).toBe(`https://pay.example/pay/${uuid}/${token}`);
+    expect(Buffer.from(token, 'base64url')).toHaveLength(16);
+    expect(token).toBe(createHmac('sha256', Buffer.alloc(32, 7)).update(uuid).digest().subarray(0, 16).toString('base64url'));
+    expect(links.verify(uuid, token)).toBe(true);
+    expect(links.verify(uuid.toUpperCase(), token)).toBe(true);
+  });
+
+  it("refuses another order's token, another key's token, a changed character and malformed input", () => {
+    const token = links.url(uuid).split('/').at(-1)!;
+    expect(links.verify(other, token)).toBe(false);
+    const otherKey = new PaymentLinks(Buffer.alloc(32, 8), () => '');
+    expect(otherKey.verify(uuid, token)).toBe(false);
+    const changed = token.slice(0, 21) + (token[21] === 'A' ? 'B' : 'A');
+    expect(links.verify(uuid, changed)).toBe(false);
+    for (const bad of ['', uuid, token + 'A', token.slice(1), '../../x', '%00'.repeat(8)]) expect(links.verify(uuid, bad)).toBe(false);
+    expect(links.verify('not-a-uuid', token)).toBe(false);
+  });
+
+  it('is left out of request logs', () => {
+    const path = new URL(links.url(uuid)).pathname;
+    expect(withoutToken(path)).toBe(`/pay/${uuid}/…`);
+    expect(withoutToken(`${path}/state?lang=ru`)).toBe(`/pay/${uuid}/…/state?lang=ru`);
+    expect(withoutToken('/partner/v2/platforms/orders/x')).toBe('/partner/v2/platforms/orders/x');
+  });
+});
+
+describe("the page's settings", () => {
+  const live = { PARTNER_API_MODE: 'live', SECRET_KEY: Buffer.alloc(32, 1).toString('base64'), TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub };
+
+  it('takes PUBLIC_URL without its trailing slash, and refuses one payers should not be sent to', () => {
+    expect(readConfig(live, { 'public-url': 'https://pay.example/shop/' }).publicUrl).toBe('https://pay.example/shop');
+    expect(readConfig({}).publicUrl).toBeUndefined();
+    expect(() => readConfig(live, { 'public-url': 'http://pay.example' })).toThrow('PUBLIC_URL must be https in live mode');
+    for (const bad of ['pay.example', 'ftp://pay.example', 'https://u:p@pay.example', 'https://pay.example/?a=1', 'https://pay.example/#x']) {
+      expect(() => readConfig({}, { 'public-url': bad }), bad).toThrow(/^PUBLIC_URL must be an absolute http\(s\) URL/);
+    }
+  });
+
+  it('takes PAYMENT_PAGE_RATE_LIMIT as requests/seconds', () => {
+    expect(readConfig({}).paymentPageRateLimit).toEqual({ limit: 300, windowSeconds: 60 });
+    expect(() => readConfig({ PAYMENT_PAGE_RATE_LIMIT: 'lots' })).toThrow(/^PAYMENT_PAGE_RATE_LIMIT must be "requests\/seconds"/);
+  });
+});
+
+describe.each(DATABASES)('the payment page over HTTP on %s', (kind) => {
+  let t: TestPlatform;
+  let live: TestPlatform;
+  beforeAll(async () => {
+    [t, live] = await Promise.all([
+      startTestPlatform(kind),
+      startTestPlatform(kind, {
+        env: { PARTNER_API_MODE: 'live', TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub, PAYMENT_PAGE_RATE_LIMIT: '3/60', PUBLIC_URL: 'https://pay.partner.example/checkout/', TRUSTED_PROXIES: '127.0.0.1' },
+      }),
+    ]);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await live?.close();
+  });
+
+  async function create(externalId: string, extra: Partial<ReturnType<typeof orderRequest>> = {}, platform = t) {
+    const { data, error, response } = await platform.client().POST(ORDERS, { body: orderRequest(externalId, extra) });
+    if (error) throw new Error(`${response.status} ${JSON.stringify(error)}`);
+    return data!;
+  }
+
+  it('gives the link on create, on read and in the sandbox deposit answer; the same link each time', async () => {
+    const order = await create('link-1', { returnUrl: 'https://merchant.example/orders/link-1' });
+    expect(order.paymentUrl).toMatch(new RegExp(`^${t.baseUrl}/pay/${order.uuid}/[A-Za-z0-9_-]{22}$`));
+    const read = await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } });
+    expect(read.data!.paymentUrl).toBe(order.paymentUrl);
+    const deposit = await t.signed('POST', `/sandbox/v1/orders/${order.uuid}/deposits`, { body: JSON.stringify({ amount: 1 }), headers: { 'Content-Type': 'application/json' } });
+    expect(((await deposit.json()) as { paymentUrl: string }).paymentUrl).toBe(order.paymentUrl);
+    // The replay answers the same order; another returnUrl under the same externalId is a conflict.
+    expect((await create('link-1', { returnUrl: 'https://merchant.example/orders/link-1' })).paymentUrl).toBe(order.paymentUrl);
+    const conflict = await t.client().POST(ORDERS, { body: orderRequest('link-1', { returnUrl: 'https://merchant.example/other' }) });
+    expect(conflict.response.status).toBe(409);
+    const without = await t.client().POST(ORDERS, { body: orderRequest('link-1') });
+    expect(without.response.status).toBe(409);
+  });
+
+  it('builds links on PUBLIC_URL when it is set', async () => {
+    const order = await create('public-1', {}, live);
+    expect(order.paymentUrl).toMatch(new RegExp(`^https://pay\\.partner\\.example/checkout/pay/${order.uuid}/[A-Za-z0-9_-]{22}$`));
+  });
+
+  it('checks returnUrl like callbackUrl: refused with a problem naming it, and nothing is created', async () => {
+    const before = await live.count('deposit_orders');
+    for (const [returnUrl, detail] of [
+      ['http://merchant.example/back', 'must be an https URL in live mode'],
+      ['https://10.0.0.1/back', 'must not name a private, loopback, link-local or reserved address'],
+      ['https://localhost/back', 'must not name a private, loopback, link-local or reserved address'],
+      ['https://user:pw@merchant.example/back', 'must not carry a user name or password'],
+    ] as const) {
+      const { error, response } = await live.client().POST(ORDERS, { body: orderRequest(`ret-${returnUrl.length}`, { returnUrl }) });
+      expect(response.status, returnUrl).toBe(422);
+      expect(error!.errors?.map((e) => e.pointer), returnUrl).toContain('/returnUrl');
+      if (!returnUrl.includes('@')) expect(error!.errors!.find((e) => e.pointer === '/returnUrl')!.detail, returnUrl).toBe(detail);
+    }
+    const javascript = await live.client().POST(ORDERS, { body: orderRequest('ret-js', { returnUrl: 'javascript:alert(1)' }) });
+    expect(javascript.response.status).toBe(422);
+    expect(await live.count('deposit_orders')).toBe(before);
+  });
+
+  it('serves the page with a CSP that allows nothing from elsewhere, no-store, no referrer, under 50 kB', async () => {
+    const order = await create('page-1', { customerId: 'customer-secret-77', callbackUrl: 'https://merchant.example/hook-secret-88' });
+    const response = await fetch(order.paymentUrl);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('content-security-policy')).toBe(PAYMENT_PAGE_CSP);
+    expect(PAYMENT_PAGE_CSP).toContain("default-src 'none'");
+    expect(PAYMENT_PAGE_CSP).not.toMatch(/https?:|\*|unsafe/);
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await response.text();
+    expect(Buffer.byteLength(html)).toBeLessThan(50_000);
+    expect(html).toContain(order.address);
+    expect(html).not.toContain('customer-secret-77');
+    expect(html).not.toContain('hook-secret-88');
+    expect(html).not.toContain('page-1'); // the externalId
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/); // no inline script (the CSP would refuse it)
+    expect(html).not.toMatch(/\sstyle=|<style/); // no inline style either
+    // The state read carries the same, and nothing more.
+    const state = await fetch(`${order.paymentUrl}/state`);
+    expect(state.headers.get('content-security-policy')).toBe(PAYMENT_PAGE_CSP);
+    const body = (await state.json()) as { state: string; version: string; html: string };
+    expect(body.state).toBe('waiting');
+    expect(body.html).toContain(order.address);
+    expect(body.html).not.toContain('customer-secret-77');
+  });
+
+  it('answers a plain 404 page for an unknown, malformed or foreign link, the same for each', async () => {
+    const [a, b] = [await create('404-a'), await create('404-b')];
+    const tokenOf = (url: string) => url.split('/').at(-1)!;
+    const base = t.baseUrl;
+    const bad = [
+      `${base}/pay/${a.uuid}/${tokenOf(b.paymentUrl)}`, // b's token on a's uuid
+      `${base}/pay/${a.uuid}`,
+      `${base}/pay/${a.uuid}/`,
+      `${base}/pay/${a.uuid}/${tokenOf(a.paymentUrl)}x`,
+      `${base}/pay/not-a-uuid/${tokenOf(a.paymentUrl)}`,
+      `${base}/pay/00000000-0000-4000-8000-000000000000/${tokenOf(a.paymentUrl)}`,
+      `${base}/pay/${a.uuid}/${tokenOf(a.paymentUrl)}/state/more`,
+      `${base}/pay/${a.uuid}/${tokenOf(b.paymentUrl)}/state`,
+      `${base}/pay`,
+      `${base}/pay/`,
+    ];
+    for (const url of bad) {
+      const response = await fetch(url);
+      expect(response.status, url).toBe(404);
+      expect(response.headers.get('content-type'), url).toBe('text/html; charset=utf-8');
+      expect(response.headers.get('content-security-policy'), url).toBe(PAYMENT_PAGE_CSP);
+      const html = await response.text();
+      expect(html, url).toContain('<h1>Page not found</h1>');
+      expect(html, url).not.toContain(a.address);
+      expect(html, url).not.toContain(b.address);
+    }
+    // A known page of another merchant opens for whoever has its link, and the link is all it takes.
+    expect((await fetch(a.paymentUrl)).status).toBe(200);
+  });
+
+  it('speaks the lang parameter, else the browser language, else English', async () => {
+    const order = await create('lang-1');
+    const page = async (query: string, acceptLanguage?: string) =>
+      (await fetch(order.paymentUrl + query, { headers: acceptLanguage ? { 'Accept-Language': acceptLanguage } : {} })).text();
+    expect(await page('')).toContain('<html lang="en"');
+    expect(await page('', 'ru-RU,ru;q=0.9,en;q=0.8')).toContain('<html lang="ru"');
+    expect(await page('', 'de-DE,ru;q=0.5,en;q=0.4')).toContain('Ожидаем оплату');
+    expect(await page('', 'de-DE,fr;q=0.5')).toContain('Waiting for your payment');
+    expect(await page('?lang=en', 'ru')).toContain('<html lang="en"');
+    expect(await page('?lang=ru', 'en')).toContain('<html lang="ru"');
+    expect(await page('?lang=xx', 'ru')).toContain('<html lang="ru"');
+    const response = await fetch(order.paymentUrl);
+    expect(response.headers.get('vary')).toContain('Accept-Language');
+  });
+
+  it("limits each caller's page reads, good links and bad alike (429 with Retry-After)", async () => {
+    const order = await create('quota-1', {}, live);
+    // The live platform's page is reached on its listen address; PUBLIC_URL is where payers would reach it.
+    const local = order.paymentUrl.replace('https://pay.partner.example/checkout', live.baseUrl);
+    const statuses = [];
+    for (const url of [local, `${local}/state`, `${live.baseUrl}/pay/${order.uuid}/AAAAAAAAAAAAAAAAAAAAAA`, local]) {
+      const response = await fetch(url);
+      statuses.push(response.status);
+      if (response.status === 429) {
+        expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect(response.headers.get('content-security-policy')).toBe(PAYMENT_PAGE_CSP);
+        expect(await response.text()).toContain('Too many requests');
+      }
+    }
+    expect(statuses).toEqual([200, 200, 404, 429]);
+    // Behind the trusted proxy (TRUSTED_PROXIES), each payer it forwards has a quota of their own.
+    expect((await fetch(local, { headers: { 'X-Forwarded-For': '198.51.100.7' } })).status).toBe(200);
+    expect((await fetch(local, { headers: { 'X-Forwarded-For': '198.51.100.8' } })).status).toBe(200);
+    // The merchants' API has its own quota, untouched.
+    expect((await live.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } })).response.status).toBe(200);
+  });
+
+  it('serves its stylesheet and script from memory with an ETag, compressed when asked', async () => {
+    for (const [path, type] of [['/pay/page.css', 'text/css'], ['/pay/page.js', 'text/javascript']] as const) {
+      const response = await fetch(t.baseUrl + path, { headers: { 'Accept-Encoding': 'br' } });
+      expect(response.status, path).toBe(200);
+      expect(response.headers.get('content-type')).toContain(type);
+      expect(response.headers.get('content-encoding')).toBe('br');
+      const again = await fetch(t.baseUrl + path, { headers: { 'If-None-Match': response.headers.get('etag')! } });
+      expect(again.status).toBe(304);
+    }
+  });
+});
