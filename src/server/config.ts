@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { Network } from './addresses/derivation.js';
+import { parseExactInteger } from './shared/exact-integer.js';
 
 export type Mode = 'sandbox' | 'live';
 
@@ -164,10 +165,11 @@ function integer(name: string, text: string, min: number, max: number): number {
 }
 
 function amount(name: string, text: string): bigint {
-  if (!/^\d{1,16}$/.test(text) || BigInt(text) > BigInt(Number.MAX_SAFE_INTEGER)) {
+  const units = parseExactInteger(text);
+  if (units === undefined) {
     throw new ConfigError(`${name} must be a whole number of smallest units (USDT: 1000000 = 1 USDT), got "${text}"`);
   }
-  return BigInt(text);
+  return units;
 }
 
 function xpubFor(network: Network, mode: Mode, value: string | undefined): string {

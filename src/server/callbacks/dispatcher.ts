@@ -14,6 +14,7 @@ import type { Mode, SecretKeeper } from '../merchants/secrets.js';
 import { createCallbackSigner } from '../../signing/index.js';
 import type { Clock } from '../shared/time.js';
 import { DEFAULT_FAIRNESS, DeliveryFairness, type FairnessLimits } from './fairness.js';
+import type { Logger } from '../shared/logger.js';
 
 export interface OutboxRow {
   id: bigint;
@@ -46,7 +47,7 @@ export interface DispatcherOptions {
   concurrency?: number;
   /** Each merchant's and destination's share of them, and the breaker (DEFAULT_FAIRNESS). */
   fairness?: Partial<FairnessLimits>;
-  log?: { warn(obj: object, msg: string): void };
+  log?: Logger;
 }
 
 /** When the attempt after `attempts` failed ones is due: the schedule's delay ±10 % jitter; undefined when it is over. */

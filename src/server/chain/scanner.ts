@@ -10,6 +10,7 @@ import { runRepeatedly } from '../shared/repeat.js';
 import { halt } from './halt.js';
 import { FinalityUnavailableError, isLogLimitError, JsonRpcClient, suggestedRange, type RpcBlock, type RpcLog } from './rpc.js';
 import { acceptedTransfers, addressTopic, TRANSFER_TOPIC } from './transfer-logs.js';
+import type { Logger } from '../shared/logger.js';
 
 /** The last block of a scan step from `fromBlock`: at most `maxBlockRange` blocks, never past `head`. */
 export function rangeEnd(fromBlock: bigint, head: bigint, maxBlockRange: number): bigint {
@@ -53,7 +54,7 @@ export interface ScannerOptions {
   watchWindowSeconds: number;
   db: Database;
   now: Clock;
-  log?: { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  log?: Logger;
   gauges?: ScannerGauges;
 }
 

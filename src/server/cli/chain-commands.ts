@@ -5,13 +5,15 @@ import { CursorForwardError, resumeNetwork } from '../chain/halt.js';
 import { rescanOrder } from '../chain/rescan.js';
 import { RefusedError, UsageError } from './errors.js';
 import { networkFlag, type Flags } from './flags.js';
+import { parseExactInteger } from '../shared/exact-integer.js';
 type Output = { value: unknown; text: string };
 
 function fromBlockFlag(flags: Flags): bigint | undefined {
   const text = flags['from-block'];
   if (text === undefined) return undefined;
-  if (typeof text !== 'string' || !/^\d{1,19}$/.test(text) || BigInt(text) > BigInt(Number.MAX_SAFE_INTEGER)) throw new UsageError('--from-block must be a block number');
-  return BigInt(text);
+  const block = typeof text === 'string' ? parseExactInteger(text) : undefined;
+  if (block === undefined) throw new UsageError('--from-block must be a block number');
+  return block;
 }
 
 export async function chainResumeCommand(platform: Platform, flags: Flags): Promise<Output> {

@@ -12,6 +12,7 @@ import type { Clock } from '../shared/time.js';
 import { DuplicateWithdrawalError, type Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
 import { ProblemError } from './problems.js';
+import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
 
 const invalid = (pointer: string, detail: string) =>
   new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: [{ pointer, detail }] });
@@ -56,7 +57,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
         case 'not_found':
           throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
         case 'total_too_large':
-          throw invalid('/amount', `would take the order's receivedAmount past ${Number.MAX_SAFE_INTEGER}`);
+          throw invalid('/amount', `would take the order's receivedAmount past ${MAX_EXACT_INTEGER}`);
         case 'not_watched':
           throw new ProblemError(409, 'order_not_watched', 'The order is past its watch window; deposits to it are no longer credited.');
         case 'key_reused':

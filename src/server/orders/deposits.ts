@@ -7,6 +7,7 @@ import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Database, Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
 import { ORDER_COLUMNS, toDepositOrder, type OrderRow } from './order-rows.js';
+import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
 
 export interface Transfer {
   network: Network;
@@ -52,7 +53,6 @@ export interface CreditTimes {
 }
 
 /** The largest amount or total that a JSON number carries exactly. */
-const MAX_AMOUNT = BigInt(Number.MAX_SAFE_INTEGER);
 
 type OwnedOrderRow = OrderRow & { merchant_id: string };
 
@@ -83,8 +83,8 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
       continue;
     }
     if (credited) continue;
-    if (order.received_amount + transfer.amount > MAX_AMOUNT) {
-      refusals.push({ transfer, kind: 'total_too_large', reason: `the order's total would pass ${MAX_AMOUNT} smallest units` });
+    if (order.received_amount + transfer.amount > MAX_EXACT_INTEGER) {
+      refusals.push({ transfer, kind: 'total_too_large', reason: `the order's total would pass ${MAX_EXACT_INTEGER} smallest units` });
       continue;
     }
     const [inserted] = await tx.query(

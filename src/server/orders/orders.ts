@@ -9,7 +9,7 @@ import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, type OwnedRow } from '../db/batched-reads.js';
 import type { Database, Sql } from '../db/database.js';
-import type { Clock } from '../shared/time.js';
+import { platformDateTime, type Clock } from '../shared/time.js';
 
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
 const READ_ORDERS_SQL = `SELECT merchant_id, ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
@@ -90,8 +90,8 @@ function insertedRow(order: NewOrder): OrderRow {
     status: 'NEW',
     min_amount: order.minAmount,
     received_amount: 0n,
-    // The API's date shape, as ORDER_COLUMNS formats it: UTC to the second.
-    expired_at: order.expiredAt.toISOString().slice(0, 19).replace('T', ' '),
+    // The API's date shape, as ORDER_COLUMNS formats it in SQL.
+    expired_at: platformDateTime(order.expiredAt),
   };
 }
 

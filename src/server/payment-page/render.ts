@@ -6,6 +6,7 @@ import { USDT_CONTRACTS, type Config } from '../config.js';
 import { formatDecimalUnits } from '../shared/money.js';
 import { MESSAGES, LANGUAGES, watchSpan, type Language, type Messages } from './messages.js';
 import { pageState, type PageOrder, type PageState } from './order.js';
+import { platformDateTime } from '../shared/time.js';
 
 /** What the page says about the platform rather than the order. */
 export interface PageContext {
@@ -48,7 +49,7 @@ export function formatRemaining(ms: number): string {
 }
 
 /** The API's date shape (expiredAt), in UTC. */
-const deadline = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+const deadline = (ms: number) => `${platformDateTime(new Date(ms))} UTC`;
 
 /** The QR PNG's own side in pixels (its IHDR width), so the image takes its place before it decodes. */
 function qrSide(dataUrl: string): number {

@@ -10,6 +10,7 @@ import { runRepeatedly } from '../shared/repeat.js';
 import type { ScannerGauges } from '../chain/scanner.js';
 import type { SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';
+import type { Logger } from '../shared/logger.js';
 
 export interface Workers {
   stop(): Promise<void>;
@@ -17,10 +18,9 @@ export interface Workers {
 
 const EXPIRY_BATCH = 500;
 
-type Log = { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 
 /** Starts the workers; refuses (ScannerStartError) a network that cannot be scanned safely. */
-export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Log; gauges?: ScannerGauges; leaderGauge?: LeaderGauge }): Promise<Workers> {
+export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaderGauge?: LeaderGauge }): Promise<Workers> {
   const { config, db, now, log } = deps;
   const scanners = (['Tron', 'Ethereum'] as const).flatMap((network) => {
     const { chain, confirmations } = config.networks[network];

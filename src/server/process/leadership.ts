@@ -8,8 +8,8 @@
 // it is what keeps N instances from making N times the RPC calls.
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
+import type { Logger } from '../shared/logger.js';
 
-type Log = { info?(obj: object, msg: string): void; warn(obj: object, msg: string): void };
 export type LeaderGauge = { set(labels: { job: string }, value: number): void };
 
 /** How long a lease lasts without renewal: longer than a round of any job, well under the 60 s bound. */
@@ -33,7 +33,7 @@ export class JobLeadership {
   constructor(
     private readonly db: Database,
     readonly job: string,
-    private readonly log?: Log,
+    private readonly log?: Logger,
     private readonly gauge?: LeaderGauge,
     private readonly leaseSeconds = LEASE_SECONDS,
   ) {}

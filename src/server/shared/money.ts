@@ -1,11 +1,11 @@
 // Exact amounts: integers of the smallest unit everywhere inside; decimals only at the edges.
+import { MAX_EXACT_INTEGER } from './exact-integer.js';
 
 export const USDT_DECIMALS = 6;
-const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** A bigint amount as a JSON number; refuses one that a JSON number could not carry exactly. */
 export function toJsonInteger(units: bigint): number {
-  if (units < 0n || units > MAX_SAFE) throw new RangeError(`amount ${units} cannot be written exactly as a JSON number`);
+  if (units < 0n || units > MAX_EXACT_INTEGER) throw new RangeError(`amount ${units} cannot be written exactly as a JSON number`);
   return Number(units);
 }
 

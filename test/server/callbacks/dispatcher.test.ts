@@ -222,7 +222,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
   it('guards each record by its claim: a result that outlived its lease never overwrites the newer one', async () => {
     const config = { ...t.platform.config.callbacks, timeoutSeconds: 10 };
     const warnings: string[] = [];
-    const first = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => clock, log: { warn: (_o, msg) => warnings.push(msg) } });
+    const first = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => clock, log: { warn: (_o, msg) => warnings.push(msg), error: (_o, msg) => warnings.push(msg) } });
     const second = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => clock });
     await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
     const order = await createOrder('stale-1', '/held-first');
