@@ -13,7 +13,7 @@ import type { Database } from '../db/database.js';
 import type { Mode, SecretKeeper } from '../merchants/secrets.js';
 import { createCallbackSigner } from '../../signing/index.js';
 import type { Clock } from '../shared/time.js';
-import { DEFAULT_FAIRNESS, DeliveryFairness, type FairnessLimits } from './fairness.js';
+import { DeliveryFairness, fairnessFor, type FairnessLimits } from './fairness.js';
 
 export interface OutboxRow {
   id: bigint;
@@ -44,7 +44,7 @@ export interface DispatcherOptions {
   now: Clock;
   /** Deliveries under way at once. */
   concurrency?: number;
-  /** Each merchant's and destination's share of them, and the breaker (DEFAULT_FAIRNESS). */
+  /** Each merchant's and destination's share of them, and the breaker (fairnessFor(concurrency)). */
   fairness?: Partial<FairnessLimits>;
   log?: { warn(obj: object, msg: string): void };
 }
@@ -66,7 +66,7 @@ export class CallbackDispatcher {
   constructor(private readonly options: DispatcherOptions) {
     this.concurrency = options.concurrency ?? 16;
     this.policy = callbackPolicy(options.mode, options.config.allowPrivate);
-    this.fairness = new DeliveryFairness({ ...DEFAULT_FAIRNESS, ...options.fairness });
+    this.fairness = new DeliveryFairness({ ...fairnessFor(this.concurrency), ...options.fairness });
   }
 
   /**
