@@ -13,7 +13,7 @@ import type { Database } from '../db/database.js';
 import type { Mode, SecretKeeper } from '../merchants/secrets.js';
 import { createCallbackSigner } from '../../signing/index.js';
 import type { Clock } from '../shared/time.js';
-import { DEFAULT_FAIRNESS, DeliveryFairness, type FairnessLimits } from './fairness.js';
+import { DeliveryFairness, fairnessFor, type FairnessLimits } from './fairness.js';
 import type { Logger } from '../shared/logger.js';
 
 export interface OutboxRow {
@@ -45,7 +45,7 @@ export interface DispatcherOptions {
   now: Clock;
   /** Deliveries under way at once. */
   concurrency?: number;
-  /** Each merchant's and destination's share of them, and the breaker (DEFAULT_FAIRNESS). */
+  /** Each merchant's and destination's share of them, and the breaker (fairnessFor(concurrency)). */
   fairness?: Partial<FairnessLimits>;
   log?: Logger;
 }
@@ -67,7 +67,7 @@ export class CallbackDispatcher {
   constructor(private readonly options: DispatcherOptions) {
     this.concurrency = options.concurrency ?? 16;
     this.policy = callbackPolicy(options.mode, options.config.allowPrivate);
-    this.fairness = new DeliveryFairness({ ...DEFAULT_FAIRNESS, ...options.fairness });
+    this.fairness = new DeliveryFairness({ ...fairnessFor(this.concurrency), ...options.fairness });
   }
 
   /**
@@ -81,31 +81,43 @@ export class CallbackDispatcher {
   private claim(limit: number): Promise<OutboxRow[]> {
     const { merchants, destinations } = this.fairness.capacity();
     const { perMerchant, perDestination } = this.fairness.limits;
+    const full = (keys: string[], free: number[]) => keys.filter((_, i) => free[i] === 0);
     return this.options.db.transaction((tx) =>
       tx.query<OutboxRow>(
+        // The earliest due rows of merchants and destinations with a free slot, read through the due
+        // index and bounded ($9), so a claim costs the same whatever the backlog; then ranked.
         `WITH candidates AS (
-           SELECT o.id, o.next_attempt_at, d.destination,
-                  row_number() OVER (PARTITION BY o.merchant_id ORDER BY o.next_attempt_at, o.id) AS merchant_rank,
-                  row_number() OVER (PARTITION BY d.destination ORDER BY o.next_attempt_at, o.id) AS destination_rank,
-                  coalesce(bm.free, $3) AS merchant_free, coalesce(bd.free, $4) AS destination_free
+           SELECT o.id, o.merchant_id, o.next_attempt_at, d.destination
              FROM callback_outbox o
              CROSS JOIN LATERAL (SELECT lower(substring(o.url from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+')) AS destination) d
-             LEFT JOIN unnest($5::uuid[], $6::int[]) AS bm (merchant_id, free) ON bm.merchant_id = o.merchant_id
-             LEFT JOIN unnest($7::text[], $8::int[]) AS bd (destination, free) ON bd.destination = d.destination
             WHERE o.state = 'pending' AND o.next_attempt_at <= now()
+              AND NOT o.merchant_id = ANY($10::uuid[]) AND NOT d.destination = ANY($11::text[])
               AND NOT EXISTS (SELECT 1 FROM callback_outbox earlier
-                               WHERE earlier.order_uuid = o.order_uuid AND earlier.sequence < o.sequence AND earlier.state = 'pending')),
+                               WHERE earlier.order_uuid = o.order_uuid AND earlier.sequence < o.sequence AND earlier.state = 'pending')
+            ORDER BY o.next_attempt_at LIMIT $9),
+         ranked AS (
+           SELECT c.id, c.next_attempt_at, c.destination,
+                  row_number() OVER (PARTITION BY c.merchant_id ORDER BY c.next_attempt_at, c.id) AS merchant_rank,
+                  row_number() OVER (PARTITION BY c.destination ORDER BY c.next_attempt_at, c.id) AS destination_rank,
+                  coalesce(bm.free, $3) AS merchant_free, coalesce(bd.free, $4) AS destination_free
+             FROM candidates c
+             LEFT JOIN unnest($5::uuid[], $6::int[]) AS bm (merchant_id, free) ON bm.merchant_id = c.merchant_id
+             LEFT JOIN unnest($7::text[], $8::int[]) AS bd (destination, free) ON bd.destination = c.destination),
          due AS (
-           SELECT o.id, c.destination FROM callback_outbox o JOIN candidates c ON c.id = o.id
-            WHERE c.merchant_rank <= c.merchant_free AND c.destination_rank <= c.destination_free
+           SELECT o.id, r.destination FROM callback_outbox o JOIN ranked r ON r.id = o.id
+            WHERE r.merchant_rank <= r.merchant_free AND r.destination_rank <= r.destination_free
               -- Checked again on the locked row: one another instance claimed since the ranking is skipped.
               AND o.state = 'pending' AND o.next_attempt_at <= now()
-            ORDER BY c.merchant_rank, c.next_attempt_at LIMIT $1 FOR UPDATE OF o SKIP LOCKED)
+            ORDER BY r.merchant_rank, r.next_attempt_at LIMIT $1 FOR UPDATE OF o SKIP LOCKED)
          UPDATE callback_outbox o SET next_attempt_at = now() + make_interval(secs => $2), lease_token = gen_random_uuid()
            FROM due, merchants m
           WHERE o.id = due.id AND m.id = o.merchant_id
         RETURNING o.id, o.webhook_id, o.merchant_id, o.url, o.body, o.attempts, o.lease_token, m.secret_version, due.destination`,
-        [limit, 2 * this.options.config.timeoutSeconds + 1, perMerchant, perDestination, merchants.ids, merchants.free, destinations.keys, destinations.free],
+        [
+          limit, 2 * this.options.config.timeoutSeconds + 1, perMerchant, perDestination,
+          merchants.ids, merchants.free, destinations.keys, destinations.free,
+          Math.max(256, 16 * limit), full(merchants.ids, merchants.free), full(destinations.keys, destinations.free),
+        ],
       ),
     );
   }

@@ -19,7 +19,14 @@ export interface FairnessLimits {
   maxCooldownMs: number;
 }
 
-export const DEFAULT_FAIRNESS: FairnessLimits = { perMerchant: 4, perDestination: 4, breakerThreshold: 3, cooldownMs: 30_000, maxCooldownMs: 600_000 };
+/**
+ * The limits of a dispatcher with `concurrency` slots: a merchant, and a destination, get a quarter of
+ * them (4 of the default 16), so one that hangs leaves three quarters to everyone else.
+ */
+export function fairnessFor(concurrency: number): FairnessLimits {
+  const share = Math.max(1, Math.ceil(concurrency / 4));
+  return { perMerchant: share, perDestination: share, breakerThreshold: 3, cooldownMs: 30_000, maxCooldownMs: 600_000 };
+}
 
 interface Breaker {
   failuresInARow: number;

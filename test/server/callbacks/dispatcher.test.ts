@@ -282,6 +282,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     const hanging = await startReceiver({ slowMs: 4000 });
     const running = new CallbackDispatcher({
       db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, timeoutSeconds: 10, dispatchIntervalMs: 50 }, mode: 'sandbox', now: () => clock, concurrency: 2,
+      fairness: { perMerchant: 2 }, // one merchant here: the slots, not the merchant's share, are under test (fairness.test.ts)
     });
     try {
       const { data: stuck } = await t.client().POST('/partner/v1/platforms/orders', {
@@ -307,6 +308,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     const slow = await startReceiver({ slowMs: 150 });
     const running = new CallbackDispatcher({
       db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, dispatchIntervalMs: 20 }, mode: 'sandbox', now: () => clock, concurrency: 3,
+      fairness: { perMerchant: 3, perDestination: 3 }, // one merchant and one receiver: the concurrency bound is under test
     });
     try {
       for (let i = 0; i < 12; i++) {

@@ -5,7 +5,9 @@ import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallbackDispatcher } from '../../../src/server/callbacks/dispatcher.js';
-import { DEFAULT_FAIRNESS, DeliveryFairness } from '../../../src/server/callbacks/fairness.js';
+import { DeliveryFairness, fairnessFor } from '../../../src/server/callbacks/fairness.js';
+
+const SIXTEEN_SLOTS = fairnessFor(16); // the dispatcher's default 16 slots: 4 per merchant and per destination
 import { expireOrders } from '../../../src/server/orders/deposits.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
@@ -76,7 +78,7 @@ describe.each(DATABASES)('fair callback delivery on %s', (kind) => {
     const dispatcher = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: Date.now });
     dispatcher.start();
     try {
-      await until(() => tarpit.open() >= DEFAULT_FAIRNESS.perMerchant, 5000, 'the tarpit to hold its deliveries');
+      await until(() => tarpit.open() >= SIXTEEN_SLOTS.perMerchant, 5000, 'the tarpit to hold its deliveries');
       const started = Date.now();
       const deposit = await t.signed('POST', `/sandbox/v1/orders/${order!.uuid}/deposits`, { body: '{"amount":5}', headers: { 'Content-Type': 'application/json' } });
       expect(deposit.status).toBe(201);
@@ -84,7 +86,7 @@ describe.each(DATABASES)('fair callback delivery on %s', (kind) => {
       const delayMs = delivered!.at - started;
       expect(delayMs).toBeLessThanOrEqual(2000);
       // The tarpit never held more than the merchant's share of the 16 slots.
-      expect(tarpit.maxOpen()).toBeLessThanOrEqual(DEFAULT_FAIRNESS.perMerchant);
+      expect(tarpit.maxOpen()).toBeLessThanOrEqual(SIXTEEN_SLOTS.perMerchant);
       console.info(`tarpit: another merchant's deposit callback arrived ${delayMs} ms after the deposit; the tarpit held at most ${tarpit.maxOpen()} of 16 slots`);
     } finally {
       const stopping = dispatcher.stop();
@@ -111,8 +113,8 @@ describe.each(DATABASES)('fair callback delivery on %s', (kind) => {
       // Four at once (the destination's share); a slot freed by each of the first two timeouts may be
       // refilled before the third opens the breaker. Then nothing more is tried for its 30 s cooldown.
       const tried = tarpit.accepted();
-      const most = DEFAULT_FAIRNESS.perDestination + DEFAULT_FAIRNESS.breakerThreshold - 1;
-      expect(tried).toBeGreaterThanOrEqual(DEFAULT_FAIRNESS.perDestination);
+      const most = SIXTEEN_SLOTS.perDestination + SIXTEEN_SLOTS.breakerThreshold - 1;
+      expect(tried).toBeGreaterThanOrEqual(SIXTEEN_SLOTS.perDestination);
       expect(tried).toBeLessThanOrEqual(most);
       await new Promise((r) => setTimeout(r, 2000));
       expect(tarpit.accepted()).toBe(tried);
@@ -134,7 +136,7 @@ describe.each(DATABASES)('fair callback delivery on %s', (kind) => {
 describe('the breaker of a destination', () => {
   it('opens after 3 attempts in a row without an answer, lets one probe through after the cooldown, and doubles it after a failed probe', () => {
     let now = 0;
-    const fairness = new DeliveryFairness(DEFAULT_FAIRNESS, () => now);
+    const fairness = new DeliveryFairness(SIXTEEN_SLOTS, () => now);
     const free = () => fairness.capacity().destinations.free[fairness.capacity().destinations.keys.indexOf('http://silent')];
     for (let i = 0; i < 4; i++) fairness.started('m1', 'http://silent');
     expect(free()).toBe(0);
@@ -162,7 +164,7 @@ describe('the breaker of a destination', () => {
 
   it('caps the cooldown at 10 minutes', () => {
     let now = 0;
-    const fairness = new DeliveryFairness(DEFAULT_FAIRNESS, () => now);
+    const fairness = new DeliveryFairness(SIXTEEN_SLOTS, () => now);
     const probeFails = () => {
       fairness.started('m', 'd');
       fairness.finished('m', 'd', false);
