@@ -167,7 +167,8 @@ async function rawInsertLoop(db: Database): Promise<Figures> {
 }
 
 async function serve(env: Record<string, string>, args: string[] = []) {
-  const platform = await startPartnerApi({ LOG_LEVEL: 'silent', RATE_LIMIT: '1000000/1', ...env }, args);
+  // One merchant creates for SECONDS at full speed: more open orders than the default bound allows.
+  const platform = await startPartnerApi({ LOG_LEVEL: 'silent', RATE_LIMIT: '1000000/1', MAX_OPEN_ORDERS_PER_MERCHANT: '10000000', ...env }, args);
   return { server: platform.process, baseUrl: platform.baseUrl, ...platform.sandbox! };
 }
 

@@ -45,11 +45,9 @@ interface NewOrder {
 }
 
 /**
- * The creates of one turn in one statement. An order that exists (the same externalId), whose address
- * index was meanwhile handed to another process, or whose merchant has $14 open orders already is not
- * inserted (the open orders are counted as the statement starts: creates of one batch may pass the
- * limit by the batch's size). The reservation of each index used ends in the same statement
- * (addresses/pool.ts).
+ * The creates of one turn in one statement. An order that exists (the same externalId) or whose address
+ * index was meanwhile handed to another process is not inserted. The reservation of each index used
+ * ends in the same statement (addresses/pool.ts).
  */
 const INSERT_ORDERS_SQL = `
   WITH inserted AS (
@@ -57,8 +55,6 @@ const INSERT_ORDERS_SQL = `
                                 address_index, address, address_qr, min_amount, expired_at, return_url)
     SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                          $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[], $13::text[])
-           AS n (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at, return_url)
-     WHERE (SELECT count(*) FROM deposit_orders o WHERE o.merchant_id = n.merchant_id AND o.status = 'NEW') < $14
     ON CONFLICT DO NOTHING
     RETURNING uuid, blockchain, address_index),
   used AS (
@@ -103,10 +99,26 @@ async function orderByExternalId(sql: Sql, merchantId: string, externalId: strin
 /** Tries with another address when the one taken was handed to another process meanwhile (a frozen process). */
 const ADDRESS_ATTEMPTS = 3;
 
+/**
+ * How old a merchant's count of open orders may be: counting at every create would cost a scan of up to
+ * MAX_OPEN_ORDERS_PER_MERCHANT index entries each time. Near the bound the count is taken afresh.
+ */
+const OPEN_COUNT_MAX_AGE_MS = 5000;
+
+interface OpenCount {
+  /** performance.now() when the count was asked for. */
+  at: number;
+  open: Promise<number>;
+  /** Orders this process created for the merchant since. */
+  createdSince: number;
+}
+
 export class Orders {
   private readonly addresses: AddressPool;
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<(OrderRow & OwnedRow) | undefined>;
   private readonly inserts: DataLoader<NewOrder, OrderRow | undefined>;
+  /** Each merchant's open orders as last counted (see mayOpenAnother). */
+  private readonly openCounts = new Map<string, OpenCount>();
 
   constructor(
     private readonly db: Database,
@@ -118,7 +130,7 @@ export class Orders {
     this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
     // The creates of one turn of the event loop whose addresses are ready share one insert.
     this.inserts = new DataLoader(async (orders: readonly NewOrder[]) => {
-      const inserted = new Set((await db.query<{ uuid: string }>(INSERT_ORDERS_SQL, [...insertColumns(orders), config.maxOpenOrdersPerMerchant])).map((row) => row.uuid));
+      const inserted = new Set((await db.query<{ uuid: string }>(INSERT_ORDERS_SQL, insertColumns(orders))).map((row) => row.uuid));
       return orders.map((order) => (inserted.has(order.uuid) ? insertedRow(order) : undefined));
     }, ONE_TURN_BATCHES);
   }
@@ -129,6 +141,11 @@ export class Orders {
 
   async create(merchantId: string, request: CreateDepositOrderRequest): Promise<CreateResult> {
     const network = request.blockchain;
+    if (!(await this.mayOpenAnother(merchantId))) {
+      // At the bound a replay is still answered; only a new order is refused.
+      const existing = await orderByExternalId(this.db, merchantId, request.externalId);
+      return existing ? this.replayOrConflict(existing, request) : { outcome: 'too_many_open_orders', limit: this.config.maxOpenOrdersPerMerchant };
+    }
     for (let attempt = 1; ; attempt++) {
       const address = await this.addresses.take(network);
       const inserted = await this.inserts.load({
@@ -144,7 +161,11 @@ export class Orders {
         minAmount: this.config.networks[network].minAmount,
         expiredAt: new Date(this.now() + this.config.orderLifetimeSeconds * 1000),
       });
-      if (inserted) return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
+      if (inserted) {
+        const counted = this.openCounts.get(merchantId);
+        if (counted) counted.createdSince++;
+        return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
+      }
       // An order with this externalId exists (a replay, or a concurrent create that won the race): the
       // address goes back to the pool unused, and the answer is the existing order's.
       const existing = await orderByExternalId(this.db, merchantId, request.externalId);
@@ -152,18 +173,35 @@ export class Orders {
         this.addresses.giveBack(address);
         return this.replayOrConflict(existing, request);
       }
-      if (await this.openOrdersAtLimit(merchantId)) {
-        this.addresses.giveBack(address);
-        return { outcome: 'too_many_open_orders', limit: this.config.maxOpenOrdersPerMerchant };
-      }
       // Else the address's index was used by another process: it is dropped, and the create takes another.
       if (attempt === ADDRESS_ATTEMPTS) throw new Error(`no free ${network} address after ${ADDRESS_ATTEMPTS} attempts`);
     }
   }
 
-  private async openOrdersAtLimit(merchantId: string): Promise<boolean> {
-    const [row] = await this.db.query<{ open: bigint }>("SELECT count(*) AS open FROM deposit_orders WHERE merchant_id = $1 AND status = 'NEW'", [merchantId]);
-    return row!.open >= BigInt(this.config.maxOpenOrdersPerMerchant);
+  /**
+   * Whether the merchant is below MAX_OPEN_ORDERS_PER_MERCHANT: by a count at most OPEN_COUNT_MAX_AGE_MS
+   * old (one query for all the creates waiting on it) plus this process's creates since, counted afresh
+   * when that says the bound is reached. The creates of one turn, and other processes' within the
+   * count's age, may pass the bound by that much.
+   */
+  private async mayOpenAnother(merchantId: string): Promise<boolean> {
+    const limit = this.config.maxOpenOrdersPerMerchant;
+    let counted = this.openCounts.get(merchantId);
+    if (!counted || performance.now() - counted.at >= OPEN_COUNT_MAX_AGE_MS) counted = this.recount(merchantId);
+    if ((await counted.open) + counted.createdSince < limit) return true;
+    return (await this.recount(merchantId).open) < limit; // paid or expired orders may have freed places
+  }
+
+  private recount(merchantId: string): OpenCount {
+    const counted: OpenCount = {
+      at: performance.now(),
+      createdSince: 0,
+      open: this.db.query<{ open: bigint }>("SELECT count(*) AS open FROM deposit_orders WHERE merchant_id = $1 AND status = 'NEW'", [merchantId]).then(([row]) => Number(row!.open)),
+    };
+    // A failed count fails the creates waiting on it; the next create counts again.
+    counted.open.catch(() => this.openCounts.get(merchantId) === counted && this.openCounts.delete(merchantId));
+    this.openCounts.set(merchantId, counted);
+    return counted;
   }
 
   /** Stops the address thread. */

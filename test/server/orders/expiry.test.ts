@@ -45,8 +45,10 @@ describe.each(DATABASES)('order expiry on %s', (kind) => {
   it('never expires the orders of a scanned network by the clock alone, in an instance that does not scan it', async () => {
     const ethereum = await order('Ethereum', '-1 minute');
     await database.db.query("INSERT INTO chain_cursors (network, next_block, scanned_block_time) VALUES ('Ethereum', 10, now() - interval '1 hour')");
-    // The expiry job of an instance without ETHEREUM_RPC_URL: no scanned network of its own.
+    // The expiry job of an instance without ETHEREUM_RPC_URL: no scanned network of its own. Neither the
+    // database's clock nor a wall clock past expiredAt expires the order.
     expect(await expireOrders(database.db, undefined, [])).toBe(0);
+    expect(await expireOrders(database.db, new Date(Date.now() + 30_000), [])).toBe(0);
     expect(await status(ethereum)).toBe('NEW'); // a payment mined before expiredAt may still be confirmed
     await database.db.query("UPDATE chain_cursors SET scanned_block_time = now() WHERE network = 'Ethereum'");
     expect(await expireOrders(database.db, undefined, [])).toBe(1);
