@@ -24,7 +24,6 @@ export const USDT_CONTRACTS: Record<Network, string> = {
 
 export interface ChainConfig {
   rpcUrl: string;
-  /** The token contract as 0x + 20-byte hex (Tron's JSON-RPC speaks hex without the 41 prefix). */
   /** The token contract: 0x + 20-byte hex, or on Tron a T… address (the wiring turns it into hex). */
   tokenContract: string;
   pollIntervalSeconds: number;
@@ -200,6 +199,8 @@ function rateLimit(text: string, name = 'RATE_LIMIT') {
 
 /** The origin (and optional path prefix) payers' browsers reach; links are made by appending paths. */
 function publicUrl(mode: Mode, text: string | undefined): string | undefined {
+  // A live payment link must outlive the port and the instance that made it: it is the operator's to name.
+  if (text === undefined && mode === 'live') throw new ConfigError('PUBLIC_URL is required in live mode: the https address where payers reach the payment pages, e.g. https://pay.example.com');
   if (text === undefined) return undefined;
   const url = URL.canParse(text) ? new URL(text) : undefined;
   if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash || text.length > 1024) {

@@ -31,8 +31,7 @@ export interface Platform {
 /**
  * The settings the owning modules judge: each xpub by the deriver (a bad one is a configuration error
  * naming its setting), a Tron token contract given as a T… address turned into the hex the node
- * speaks, and the callback policy: a sandbox reachable only from this machine may call back to it,
- * one listening on a public address may not. The same config given twice comes out the same.
+ * speaks. The same config given twice comes out the same.
  */
 export function settleConfig(config: Config): Config {
   const networks = { ...config.networks };

@@ -5,6 +5,7 @@ import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { creditTransfers, type Credit } from '../orders/deposits.js';
+import { orderAddress } from '../orders/order-rows.js';
 import type { Clock } from '../shared/time.js';
 import { haltedNetworks } from './halt.js';
 import { ChainScanner, rangeEnd } from './scanner.js';
@@ -27,12 +28,6 @@ export interface RescanResult {
   credits: Credit[];
 }
 
-interface OrderRow {
-  uuid: string;
-  blockchain: Network;
-  address: string;
-  created_at: Date;
-}
 
 /**
  * Scans one order's address from `fromBlock` (by default the first block at or after the order's
@@ -41,7 +36,7 @@ interface OrderRow {
  */
 export async function rescanOrder(deps: { db: Database; config: Config; now: Clock }, orderUuid: string, fromBlock?: bigint): Promise<RescanResult | undefined> {
   const { db, config, now } = deps;
-  const [order] = await db.query<OrderRow>('SELECT uuid, blockchain, address, created_at FROM deposit_orders WHERE uuid = $1', [orderUuid]);
+  const order = await orderAddress(db, orderUuid);
   if (!order) return undefined;
   const network = order.blockchain;
   const { chain, confirmations } = config.networks[network];

@@ -8,9 +8,14 @@ import { dateFlag, networkFlag, type Flags } from './flags.js';
 
 const COLUMNS = ['network', 'index', 'derivation_path', 'address', 'merchant_id', 'merchant', 'order', 'external_id', 'issued_at', 'credited_units', 'last_credit_at'];
 
-/** RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. */
+/**
+ * RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. A field a
+ * spreadsheet would run as a formula (merchants choose their names and external ids: `=HYPERLINK(…)`)
+ * starts with an apostrophe instead, OWASP's advice for CSV injection.
+ */
 function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+  const inert = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert;
 }
 
 function csvRow(address: IssuedAddress): string {

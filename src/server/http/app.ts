@@ -93,6 +93,8 @@ export function buildApp(deps: AppDeps): App {
     orders: deps.orders,
     withdrawals: deps.withdrawals,
     callbackPolicy: callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate),
+    // A shop's page may be on the merchant's own machine in the sandbox; live payers get https and public hosts only.
+    returnUrlPolicy: { requireHttps: deps.config.mode === 'live', allowPrivate: deps.config.mode === 'sandbox' },
     metrics,
   });
   if (deps.config.mode === 'sandbox') {

@@ -15,6 +15,8 @@ export interface PartnerRouteDeps extends GuardDeps {
   orders: Orders;
   withdrawals: Withdrawals;
   callbackPolicy: CallbackPolicy;
+  /** The return URL's: the payer's browser follows it, not the platform, so there is no request forgery to guard against, only live payers sent to a private or plain-http page. */
+  returnUrlPolicy: CallbackPolicy;
   metrics: Metrics;
   paymentLinks: PaymentLinks;
 }
@@ -26,10 +28,10 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     '/partner/v1/platforms/orders',
     { schema: { body: componentSchema('CreateDepositOrderRequest') }, preValidation },
     async (request, reply) => {
-      // The return URL is checked like the callback URL: the payer's browser follows it from the page.
-      const errors = (['callbackUrl', 'returnUrl'] as const).flatMap((field) => {
+      const checks = [['callbackUrl', deps.callbackPolicy], ['returnUrl', deps.returnUrlPolicy]] as const;
+      const errors = checks.flatMap(([field, policy]) => {
         const url = request.body[field];
-        const problem = url === undefined ? undefined : callbackUrlProblem(url, deps.callbackPolicy);
+        const problem = url === undefined ? undefined : callbackUrlProblem(url, policy);
         return problem ? [{ pointer: `/${field}`, detail: problem }] : [];
       });
       if (errors.length > 0) throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors });

@@ -8,6 +8,7 @@ import type { Database, Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
 import { ORDER_COLUMNS, toDepositOrder, type OrderRow } from './order-rows.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
+import { parsePlatformDateTime } from '../shared/time.js';
 
 export interface Transfer {
   network: Network;
@@ -161,7 +162,7 @@ export async function expireOrders(db: Database, now?: Date, scannedNetworks: re
     );
     for (const row of rows) {
       const payload = { event: 'order.expired' as const, ...toDepositOrder(row) };
-      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, occurredAt: new Date(payload.expiredAt), payload });
+      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, occurredAt: parsePlatformDateTime(payload.expiredAt), payload });
     }
     return rows.length;
   });

@@ -30,6 +30,18 @@ export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_
 /** The read of one order by its primary key (and owner). */
 export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
 
+/** Where an order receives and since when, whoever its merchant (the operator's rescan). */
+export async function orderAddress(sql: Sql, uuid: string): Promise<{ uuid: string; blockchain: Network; address: string; created_at: Date } | undefined> {
+  const [row] = await sql.query<{ uuid: string; blockchain: Network; address: string; created_at: Date }>('SELECT uuid, blockchain, address, created_at FROM deposit_orders WHERE uuid = $1', [uuid]);
+  return row;
+}
+
+/** What a payment page shows of orders, by uuid (payment-page/order.ts reads it in batches). */
+export const READ_PAGE_ORDERS_SQL = `
+  SELECT uuid, blockchain, address, address_qr, status, min_amount, received_amount, return_url,
+         to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS expired_at
+    FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
+
 /** One order of a merchant, as the database holds it. */
 export async function readOrderRow(sql: Sql, merchantId: string, uuid: string): Promise<OrderRow | undefined> {
   const [row] = await sql.query<OrderRow>(READ_ORDER_SQL, [uuid, merchantId]);

@@ -3,7 +3,7 @@
 import type { Network } from '../addresses/derivation.js';
 import { batchedReads } from '../db/batched-reads.js';
 import type { Database } from '../db/database.js';
-import type { OrderRow } from '../orders/order-rows.js';
+import { READ_PAGE_ORDERS_SQL, type OrderRow } from '../orders/order-rows.js';
 
 export interface PageOrder {
   uuid: string;
@@ -29,10 +29,6 @@ export function pageState(order: PageOrder, now: number): PageState {
 
 type Row = Pick<OrderRow, 'uuid' | 'blockchain' | 'address' | 'address_qr' | 'status' | 'min_amount' | 'received_amount' | 'return_url'> & { expired_at: string };
 
-const READ_PAGE_ORDERS_SQL = `
-  SELECT uuid, blockchain, address, address_qr, status, min_amount, received_amount, return_url,
-         to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS expired_at
-    FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
 
 /** Reads for pages, coalesced like the merchants' reads (many open pages poll at once). */
 export function pageOrderReader(db: Database): (uuid: string) => Promise<PageOrder | undefined> {

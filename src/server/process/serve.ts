@@ -33,7 +33,6 @@ export async function serve(config: Config, workers = 1): Promise<void> {
     if (chain) log.info({ network, rpc: new URL(chain.rpcUrl).origin, token: chain.tokenContract }, 'scanning deposits');
     else if (config.mode === 'live') log.warn({ network }, `no ${network.toUpperCase()}_RPC_URL: deposits on ${network} are not scanned`);
   }
-  if (config.mode === 'live' && !config.publicUrl) log.warn('PUBLIC_URL is not set: payment links point at the listen address, which payers may not reach');
   if (config.mode === 'live' && config.callbacks.allowPrivate) log.warn('ALLOW_PRIVATE_CALLBACKS is on: callbacks may reach private and loopback addresses (tests only)');
   try {
     await platform.startWorkers();

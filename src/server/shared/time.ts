@@ -5,3 +5,8 @@ export type Clock = () => number;
 export function platformDateTime(date: Date): string {
   return date.toISOString().slice(0, 19).replace('T', ' ');
 }
+
+/** The API's date shape back to a Date, as UTC (a bare `new Date('YYYY-MM-DD HH:MM:SS')` reads local time). */
+export function parsePlatformDateTime(text: string): Date {
+  return new Date(`${text.replace(' ', 'T')}Z`);
+}

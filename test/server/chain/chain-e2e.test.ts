@@ -82,6 +82,7 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     const startBlock = String(await chain.blockNumber());
     const env: Record<string, string> = {
       PARTNER_API_MODE: 'live',
+      PUBLIC_URL: 'https://pay.partner.example',
       HOST: '127.0.0.1',
       DATABASE_URL: '', // never a PostgreSQL server from the caller's environment: PGlite in DATA_DIR
       DATA_DIR: dataDir,

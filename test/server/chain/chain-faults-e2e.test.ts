@@ -61,6 +61,7 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     dataDir = mkdtempSync(join(tmpdir(), 'partner-halt-'));
     env = {
       PARTNER_API_MODE: 'live',
+      PUBLIC_URL: 'https://pay.partner.example',
       DATABASE_URL: '',
       DATA_DIR: dataDir,
       SECRET_KEY: randomBytes(32).toString('base64'),

@@ -14,6 +14,7 @@ const JSON_TYPE = { 'Content-Type': 'application/json' };
 /** A second public test wallet: live mode refuses the sandbox one. */
 const liveEnv = {
   PARTNER_API_MODE: 'live',
+  PUBLIC_URL: 'https://pay.partner.example',
   TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub,
   ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub,
 };

@@ -83,7 +83,7 @@ describe.each(DATABASES)('sandbox helpers on %s', (kind) => {
 describe('in live mode', () => {
   it('the sandbox helpers do not exist', async () => {
     const live = await startTestPlatform('pglite', {
-      env: { PARTNER_API_MODE: 'live', TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub },
+      env: { PARTNER_API_MODE: 'live', PUBLIC_URL: 'https://pay.partner.example', TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub },
     });
     try {
       const response = await live.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify(withdrawal), headers: JSON_TYPE });

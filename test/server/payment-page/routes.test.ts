@@ -52,6 +52,7 @@ describe("the page's settings", () => {
   it('takes PUBLIC_URL without its trailing slash, and refuses one payers should not be sent to', () => {
     expect(readConfig(live, { 'public-url': 'https://pay.example/shop/' }).publicUrl).toBe('https://pay.example/shop');
     expect(readConfig({}).publicUrl).toBeUndefined();
+    expect(() => readConfig(live)).toThrow('PUBLIC_URL is required in live mode');
     expect(() => readConfig(live, { 'public-url': 'http://pay.example' })).toThrow('PUBLIC_URL must be https in live mode');
     for (const bad of ['pay.example', 'ftp://pay.example', 'https://u:p@pay.example', 'https://pay.example/?a=1', 'https://pay.example/#x']) {
       expect(() => readConfig({}, { 'public-url': bad }), bad).toThrow(/^PUBLIC_URL must be an absolute http\(s\) URL/);
@@ -106,7 +107,15 @@ describe.each(DATABASES)('the payment page over HTTP on %s', (kind) => {
     expect(order.paymentUrl).toMatch(new RegExp(`^https://pay\\.partner\\.example/checkout/pay/${order.uuid}/[A-Za-z0-9_-]{22}$`));
   });
 
-  it('checks returnUrl like callbackUrl: refused with a problem naming it, and nothing is created', async () => {
+  it('takes a return URL on the merchant\'s own machine in the sandbox, where a callback there is refused', async () => {
+    const order = await create('ret-local', { returnUrl: 'http://localhost:3000/thanks' });
+    expect(order.paymentUrl).toContain(order.uuid);
+    const callback = await t.client().POST(ORDERS, { body: orderRequest('ret-local-cb', { callbackUrl: 'http://localhost:3000/hook' }) });
+    expect(callback.response.status).toBe(422);
+    expect(callback.error!.errors!.map((e) => e.pointer)).toEqual(['/callbackUrl']);
+  });
+
+  it('checks returnUrl for live payers: refused with a problem naming it, and nothing is created', async () => {
     const before = await live.count('deposit_orders');
     for (const [returnUrl, detail] of [
       ['http://merchant.example/back', 'must be an https URL in live mode'],

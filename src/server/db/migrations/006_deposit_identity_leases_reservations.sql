@@ -40,5 +40,5 @@ INSERT INTO address_counters (network, next_index)
 SELECT 'Ethereum', GREATEST((SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM address_index_ethereum),
                             (SELECT COALESCE(max(address_index) + 1, 0) FROM deposit_orders WHERE blockchain = 'Ethereum'));
 
--- A merchant's open orders are counted at every create (MAX_OPEN_ORDERS_PER_MERCHANT).
+-- A merchant's open orders are counted for MAX_OPEN_ORDERS_PER_MERCHANT (at most every 5 s per merchant, afresh near the bound).
 CREATE INDEX deposit_orders_open_per_merchant ON deposit_orders (merchant_id) WHERE status = 'NEW';
