@@ -279,16 +279,18 @@ export interface components {
         /**
          * Format: uri
          * @description Absolute URL that receives this order's callbacks. `https` is required in live mode (plain `http` is
-         *     accepted only by the sandbox); no user name or password in the URL; at most 2048 characters. In live
-         *     mode the host must not resolve to a private, loopback or link-local address.
+         *     accepted only by the sandbox); no user name or password in the URL; at most 2048 characters. The host
+         *     must not be or resolve to a private, loopback or link-local address, in the sandbox too, unless the
+         *     platform's operator allows it (`ALLOW_PRIVATE_CALLBACKS`, for a receiver on the same machine in tests).
          * @example https://merchant.example/callbacks/deposits
          */
         CallbackUrl: string;
         /**
          * Format: uri
          * @description Optional: where the payment page's "Back to the shop" button leads (for example your order's page).
-         *     Checked like `callbackUrl`: absolute, `https` in live mode (plain `http` only in the sandbox), no user
-         *     name or password, at most 2048 characters, and in live mode no private, loopback or link-local host.
+         *     Absolute, `https` in live mode (plain `http` only in the sandbox), no user name or password, at most
+         *     2048 characters, and in live mode no private, loopback or link-local host (the sandbox accepts
+         *     `http://localhost:3000/…`, a shop on the merchant's own machine).
          *     The payer's browser follows it without a `Referer`, so the payment page's link does not leak to it.
          * @example https://merchant.example/orders/ord-1001
          */
