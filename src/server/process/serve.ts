@@ -15,7 +15,7 @@ export async function serve(config: Config, workers = 1): Promise<void> {
     throw new ConfigError("--workers needs DATABASE_URL: the embedded database (PGlite) is one process's, so it serves with one worker");
   }
   if (workers > 1 && cluster.isPrimary) return superviseWorkers(config, workers);
-  const platform = await openPlatform(config);
+  const platform = await openPlatform(config, { longLived: true });
   let address: string;
   try {
     const sandbox = config.mode === 'sandbox' ? await sandboxCredentials(platform) : undefined;
