@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 // The `partner-api` command: the compiled platform (npm run build writes dist/; the published package ships it).
+import module from 'node:module';
+
+// Node 22.1 and later keep the platform's compiled JavaScript between starts (Node 20 has no such cache).
+module.enableCompileCache?.();
 try {
   await import('../dist/server/cli.js');
 } catch (error) {

@@ -62,12 +62,14 @@ export interface OpenOptions {
   logger?: boolean;
   /** An already open database (tests); otherwise opened from the config. */
   db?: Database;
+  /** A server (serve): a new embedded database is created apart, so that the process keeps less memory. */
+  longLived?: boolean;
 }
 
 export async function openPlatform(settings: Config, options: OpenOptions = {}): Promise<Platform> {
   const config = settleConfig(settings);
   const now = options.now ?? Date.now;
-  const { db, release } = options.db ? { db: options.db, release: () => {} } : await openDatabase(config);
+  const { db, release } = options.db ? { db: options.db, release: () => {} } : await openDatabase(config, { longLived: options.longLived ?? false });
   try {
     await migrate(db);
     const secrets = new SecretKeeper(config.secretKey ?? sandboxMasterKey(config.dataDir));

@@ -52,8 +52,9 @@ async function createPgliteDatabase(dataDir: string): Promise<void> {
   });
 }
 
-export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  if (dataDir && !existsSync(join(dataDir, 'PG_VERSION'))) await createPgliteDatabase(dataDir);
+/** `createApart`: a new database is created in a process of its own (a server: see above); a short command creates it itself. */
+export async function openPglite(dataDir: string | undefined, { createApart = false } = {}): Promise<Database> {
+  if (createApart && dataDir && !existsSync(join(dataDir, 'PG_VERSION'))) await createPgliteDatabase(dataDir);
   const db = newPglite(dataDir);
   await db.waitReady;
   const query = async <Row>(runner: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) =>

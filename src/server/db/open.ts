@@ -5,11 +5,15 @@ import type { Config } from '../config.js';
 import { lockDataDirectory, restrictToOwner } from './data-directory.js';
 import { openPglite, openPostgres, type Database } from './database.js';
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>): Promise<{ db: Database; release: () => void }> {
+/** `longLived`: a server, whose PGlite is created apart so that it does not keep the memory creating it takes. */
+export async function openDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>,
+  { longLived = false } = {},
+): Promise<{ db: Database; release: () => void }> {
   if (config.databaseUrl) return { db: await openPostgres(config.databaseUrl, config.databasePoolSize), release: () => {} };
   const release = lockDataDirectory(config.dataDir);
   try {
-    const db = await openPglite(join(config.dataDir, 'pglite'));
+    const db = await openPglite(join(config.dataDir, 'pglite'), { createApart: longLived });
     restrictToOwner(config.dataDir);
     return { db, release };
   } catch (error) {

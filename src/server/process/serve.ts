@@ -15,7 +15,7 @@ export async function serve(config: Config, workers = 1): Promise<void> {
     throw new ConfigError("--workers needs DATABASE_URL: the embedded database (PGlite) is one process's, so it serves with one worker");
   }
   if (workers > 1 && cluster.isPrimary) return superviseWorkers(config, workers);
-  const platform = await openPlatform(config);
+  const platform = await openPlatform(config, { longLived: true });
   let address: string;
   try {
     const sandbox = config.mode === 'sandbox' ? await sandboxCredentials(platform) : undefined;
@@ -29,11 +29,11 @@ export async function serve(config: Config, workers = 1): Promise<void> {
     throw error;
   }
   const log = platform.app.fastify.log;
-  for (const [network, { chain }] of Object.entries(config.networks)) {
+  for (const [network, { chain }] of Object.entries(platform.config.networks)) {
     if (chain) log.info({ network, rpc: new URL(chain.rpcUrl).origin, token: chain.tokenContract }, 'scanning deposits');
     else if (config.mode === 'live') log.warn({ network }, `no ${network.toUpperCase()}_RPC_URL: deposits on ${network} are not scanned`);
   }
-  if (config.mode === 'live' && config.callbacks.allowPrivate) log.warn('ALLOW_PRIVATE_CALLBACKS is on: callbacks may reach private and loopback addresses (tests only)');
+  if (config.mode === 'live' && platform.config.callbacks.allowPrivate) log.warn('ALLOW_PRIVATE_CALLBACKS is on: callbacks may reach private and loopback addresses (tests only)');
   try {
     await platform.startWorkers();
   } catch (error) {

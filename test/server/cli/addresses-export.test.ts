@@ -131,7 +131,8 @@ describe('partner-api addresses export, the command', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'partner-export-'));
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('writes the CSV to stdout and the indexes to stderr, and refuses a bad flag with 64', async () => {
+  // Three real processes, the first creating the embedded database: slow on a busy machine.
+  it('writes the CSV to stdout and the indexes to stderr, and refuses a bad flag with 64', { timeout: 120_000 }, async () => {
     const run = promisify(execFile);
     const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' };
     const { stdout, stderr } = await run(process.execPath, [PARTNER_API_BIN, 'addresses', 'export'], { env });

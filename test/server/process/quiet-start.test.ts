@@ -34,7 +34,8 @@ async function startAndRequest(env: Record<string, string>): Promise<{ stdout: s
   return { stdout, stderr };
 }
 
-describe('serve starts quietly', () => {
+// Real processes, the first creating the embedded database: slow on a busy machine.
+describe('serve starts quietly', { timeout: 120_000 }, () => {
   it('prints the banner first, on stderr, with export lines, and no request log in the sandbox by default', async () => {
     const { stdout, stderr } = await startAndRequest({});
     const lines = stderr.split('\n');
