@@ -55,6 +55,14 @@ async function withPlatform<T>(config: Config, work: (platform: Platform) => Pro
   }
 }
 
+/** A command that opens the platform, asks `handler` for a result, and prints it (as JSON with --json). */
+function printedResult(handler: (platform: Platform, flags: Flags) => Promise<{ value: unknown; text: string }>) {
+  return async (flags: Flags, config: Config) => {
+    const { value, text } = await withPlatform(config, (platform) => handler(platform, flags));
+    print(flags, value, text);
+  };
+}
+
 export const COMMANDS: Command[] = [
   {
     words: ['serve'],
@@ -186,10 +194,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api deposits rescan --order 0b9a… --from-block 71000000',
-    async run(flags, config) {
-      const { value, text } = await withPlatform(config, (p) => depositsRescanCommand(p, flags));
-      print(flags, value, text);
-    },
+    run: printedResult(depositsRescanCommand),
   },
   {
     words: ['addresses', 'export'],
@@ -219,9 +224,6 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api chain resume --network Ethereum --from-block 21000000',
-    async run(flags, config) {
-      const { value, text } = await withPlatform(config, (p) => chainResumeCommand(p, flags));
-      print(flags, value, text);
-    },
+    run: printedResult(chainResumeCommand),
   },
 ];
