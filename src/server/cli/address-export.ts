@@ -1,7 +1,7 @@
 // `partner-api addresses export`: every issued deposit address with its derivation path and what was
 // credited to it, as CSV (the default, for a spreadsheet or a sweeping script) or JSON; and each
 // network's highest used index and largest gap (in the JSON, and on stderr beside the CSV).
-import { issuedAddresses, networkIndexes, type IssuedAddress, type NetworkIndexes } from '../addresses/export.js';
+import { issuedAddresses, networkIndexes, type IssuedAddress, type NetworkIndexes } from '../orders/issued-addresses.js';
 import type { Platform } from '../platform.js';
 import { UsageError } from './errors.js';
 import { dateFlag, networkFlag, type Flags } from './flags.js';

@@ -3,7 +3,7 @@
 // orders are the register of used indexes; an index reserved by the pool and never handed out (a
 // stopped process leaves some) is a gap.
 import type { Sql } from '../db/database.js';
-import { parseAccountXpub, type Network } from './derivation.js';
+import { parseAccountXpub, type Network } from '../addresses/derivation.js';
 
 export interface IssuedAddress {
   network: Network;
