@@ -122,6 +122,7 @@ export class DeliveryFairness {
     return failing.cooldownMs;
   }
 
+  /** Bounded: a merchant chooses its callback hosts, so failing destinations are as many as it likes. */
   private keep(destination: string, breaker: Breaker): void {
     if (this.breakers.size >= this.limits.maxBreakers) this.breakers.delete(this.breakers.keys().next().value!);
     this.breakers.set(destination, breaker);
