@@ -30,6 +30,9 @@ export interface OutboxRow {
   destination: string;
 }
 
+/** The destination of an outbox row in SQL: the URL's scheme, host and port, lower case (OutboxRow.destination). */
+const DESTINATION_SQL = "lower(substring(o.url from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+'))";
+
 export interface DeliveryResult {
   statusCode: number | undefined;
   latencyMs: number;
@@ -85,11 +88,12 @@ export class CallbackDispatcher {
     return this.options.db.transaction((tx) =>
       tx.query<OutboxRow>(
         // The earliest due rows of merchants and destinations with a free slot, read through the due
-        // index and bounded ($9), so a claim costs the same whatever the backlog; then ranked.
+        // index and bounded ($9); then ranked. An open breaker's events were moved past its cooldown
+        // (backOff), so the rows skipped here are only the few that fell due since.
         `WITH candidates AS (
            SELECT o.id, o.merchant_id, o.next_attempt_at, d.destination
              FROM callback_outbox o
-             CROSS JOIN LATERAL (SELECT lower(substring(o.url from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]+')) AS destination) d
+             CROSS JOIN LATERAL (SELECT ${DESTINATION_SQL} AS destination) d
             WHERE o.state = 'pending' AND o.next_attempt_at <= now()
               AND NOT o.merchant_id = ANY($10::uuid[]) AND NOT d.destination = ANY($11::text[])
               AND NOT EXISTS (SELECT 1 FROM callback_outbox earlier
@@ -119,6 +123,19 @@ export class CallbackDispatcher {
           Math.max(256, 16 * limit), full(merchants.ids, merchants.free), full(destinations.keys, destinations.free),
         ],
       ),
+    );
+  }
+
+  /**
+   * A destination's breaker opened: its events not under way wait out the cooldown in the database
+   * (the database's clock), so they leave the due index and no claim reads them meanwhile.
+   */
+  private async backOff(destination: string, cooldownMs: number): Promise<void> {
+    await this.options.db.query(
+      `UPDATE callback_outbox o SET next_attempt_at = now() + make_interval(secs => $2::double precision / 1000)
+        WHERE o.state = 'pending' AND o.lease_token IS NULL AND o.next_attempt_at < now() + make_interval(secs => $2::double precision / 1000)
+          AND ${DESTINATION_SQL} = $1`,
+      [destination, cooldownMs],
     );
   }
 
@@ -206,7 +223,8 @@ export class CallbackDispatcher {
       answered = result.statusCode !== undefined;
       await this.record(row, result);
     } finally {
-      this.fairness.finished(row.merchant_id, row.destination, answered);
+      const cooldownMs = this.fairness.finished(row.merchant_id, row.destination, answered);
+      if (cooldownMs !== undefined) await this.backOff(row.destination, cooldownMs);
     }
   }
 

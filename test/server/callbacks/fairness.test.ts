@@ -125,6 +125,12 @@ describe.each(DATABASES)('fair callback delivery on %s', (kind) => {
       );
       expect(Number(row!.attempted)).toBe(tried);
       expect(Number(row!.waiting)).toBe(12 - tried);
+      // The waiting events left the due index for the 30 s cooldown (the database's clock), not skipped by each claim.
+      const [moved] = await t.db.query<{ later: bigint }>(
+        `SELECT count(*)::bigint AS later FROM callback_outbox WHERE url LIKE $1 AND attempts = 0 AND next_attempt_at > now() + interval '20 seconds'`,
+        [`${tarpit.url}/%`],
+      );
+      expect(Number(moved!.later)).toBe(12 - tried);
     } finally {
       const stopping = dispatcher.stop();
       await tarpit.close();
@@ -178,5 +184,61 @@ describe('the breaker of a destination', () => {
     expect(fairness.capacity().destinations.free).toEqual([0]);
     now += 1;
     expect(fairness.capacity().destinations.free).toEqual([1]);
+  });
+});
+
+describe('the fairness state', () => {
+  const failOnce = (fairness: DeliveryFairness, destination: string) => {
+    fairness.started('tarpit merchant', destination);
+    return fairness.finished('tarpit merchant', destination, false);
+  };
+
+  it('sends a claim only the limited keys: a destination that failed once but has its full share is not sent', () => {
+    const fairness = new DeliveryFairness(SIXTEEN_SLOTS, () => 0);
+    failOnce(fairness, 'http://a.invalid');
+    fairness.started('m2', 'http://busy');
+    expect(fairness.capacity()).toEqual({ merchants: { ids: ['m2'], free: [3] }, destinations: { keys: ['http://busy'], free: [3] } });
+  });
+
+  it('forgets a breaker below the threshold after a cooldown, and an opened one unused for the longest cooldown', () => {
+    let now = 0;
+    const fairness = new DeliveryFairness(SIXTEEN_SLOTS, () => now);
+    failOnce(fairness, 'http://once');
+    for (let i = 0; i < 3; i++) failOnce(fairness, 'http://silent');
+    now = 29_999;
+    fairness.capacity();
+    expect(fairness.breakerCount).toBe(2);
+    now = 30_000;
+    expect(fairness.capacity().destinations).toEqual({ keys: ['http://silent'], free: [1] }); // half-open
+    expect(fairness.breakerCount).toBe(1);
+    now = 30_000 + 599_999;
+    fairness.capacity();
+    expect(fairness.breakerCount).toBe(1);
+    now = 630_000;
+    expect(fairness.capacity().destinations).toEqual({ keys: [], free: [] });
+    expect(fairness.breakerCount).toBe(0);
+  });
+
+  it('10,000 distinct destinations that never answer leave at most maxBreakers breakers, and a claim is sent no more keys', () => {
+    const now = 0;
+    const fairness = new DeliveryFairness(SIXTEEN_SLOTS, () => now);
+    let opened = 0;
+    for (let i = 0; i < 10_000; i++) {
+      for (let attempt = 0; attempt < 3; attempt++) if (failOnce(fairness, `http://nx-${i}.invalid`) !== undefined) opened++;
+    }
+    expect(opened).toBe(10_000); // each one's breaker opened once: its events were moved past the cooldown
+    expect(fairness.breakerCount).toBe(SIXTEEN_SLOTS.maxBreakers);
+    const { destinations, merchants } = fairness.capacity();
+    expect(destinations.keys).toHaveLength(SIXTEEN_SLOTS.maxBreakers);
+    expect(destinations.keys[0]).toBe('http://nx-9000.invalid'); // the least recently used were forgotten
+    expect(new Set(destinations.free)).toEqual(new Set([0]));
+    expect(merchants.ids).toEqual([]);
+  });
+
+  it('10,000 distinct destinations that each failed once send a claim no keys', () => {
+    const fairness = new DeliveryFairness(SIXTEEN_SLOTS, () => 0);
+    for (let i = 0; i < 10_000; i++) expect(failOnce(fairness, `http://nx-${i}.invalid`)).toBeUndefined();
+    expect(fairness.breakerCount).toBe(SIXTEEN_SLOTS.maxBreakers);
+    expect(fairness.capacity()).toEqual({ merchants: { ids: [], free: [] }, destinations: { keys: [], free: [] } });
   });
 });
