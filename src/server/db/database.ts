@@ -28,8 +28,9 @@ export interface Database extends Sql {
 const INT8 = 20;
 const parseInt8 = (value: string) => BigInt(value);
 
-export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  const db = new PGlite({ ...(dataDir ? { dataDir } : {}), parsers: { [pgliteTypes.INT8]: parseInt8 } });
+/** `from`: a dump (PGlite's dumpDataDir) to start from instead of a new cluster (the tests' templates). */
+export async function openPglite(dataDir: string | undefined, from?: Blob): Promise<Database> {
+  const db = new PGlite({ ...(dataDir ? { dataDir } : {}), ...(from ? { loadDataDir: from } : {}), parsers: { [pgliteTypes.INT8]: parseInt8 } });
   await db.waitReady;
   const query = async <Row>(runner: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) =>
     (await runner.query<Row>(text, params as unknown[] | undefined)).rows;
