@@ -3,8 +3,14 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 120_000,
+    // Database templates for the whole run (test/support/database-templates.ts).
+    globalSetup: ['test/support/global-setup.ts'],
+    // Vitest's default on 2 cores is one file at a time; many files here spend most of their time
+    // waiting on processes, chains and timers, so four at once keep both cores busy.
+    maxWorkers: 4,
+    // Generous: with four files at once on two cores, a test that starts several processes runs slower.
+    testTimeout: 90_000,
+    hookTimeout: 180_000,
     // The JSON report is what .ci/run counts.
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
   },

@@ -4,15 +4,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { createPartnerClient, type PartnerClient } from '../../src/client/index.js';
 import { signRequest } from '../../src/signing/index.js';
 import { readConfig, type Config } from '../../src/server/config.js';
 import { openPglite, openPostgres, type Database } from '../../src/server/db/database.js';
+import { migrate } from '../../src/server/db/migrate.js';
 import { openPlatform, type Platform } from '../../src/server/platform.js';
 import type { MerchantCredentials } from '../../src/server/merchants/secrets.js';
 import type { Clock } from '../../src/server/shared/time.js';
 import { contractCheckingFetch, contractViolations } from './contract.js';
+import { databaseUrl, onServer, pgliteDump, postgresTemplate, type Schema } from './database-templates.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -25,31 +26,29 @@ if (!TEST_DATABASE_URL) {
   console.warn('TEST_DATABASE_URL is not set: the PostgreSQL runs of the storage and API tests are skipped (.ci/run sets it).');
 }
 
-/** A database of its own for one test platform (on `serverUrl`'s server); dropped by the returned cleanup. */
-export async function freshDatabase(kind: DatabaseKind, serverUrl = TEST_DATABASE_URL): Promise<{ db: Database; url?: string; drop: () => Promise<void> }> {
+/**
+ * A database of its own for one test platform (on `serverUrl`'s server), empty or with the platform's
+ * migrations applied; dropped by the returned cleanup. A copy of the run's template when the global
+ * setup made one (./database-templates.ts), otherwise made here.
+ */
+export async function freshDatabase(kind: DatabaseKind, serverUrl = TEST_DATABASE_URL, schema: Schema = 'empty'): Promise<{ db: Database; url?: string; drop: () => Promise<void> }> {
   if (kind === 'pglite') {
-    const db = await openPglite(undefined);
+    const dump = pgliteDump(schema);
+    const db = await openPglite(undefined, dump ? { from: dump } : {});
+    if (schema === 'migrated' && !dump) await migrate(db);
     return { db, drop: async () => {} };
   }
   const name = `partner_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl!);
-  url.pathname = `/${name}`;
-  const db = await openPostgres(url.toString());
-  return {
-    db,
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
+  const template = schema === 'migrated' && serverUrl === TEST_DATABASE_URL ? postgresTemplate() : undefined;
+  await onServer(serverUrl!, `CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
+  const url = databaseUrl(serverUrl!, name);
+  const db = await openPostgres(url);
+  if (schema === 'migrated' && !template) await migrate(db);
+  return { db, url, drop: () => onServer(serverUrl!, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
+
+/** A fresh database with the platform's migrations applied, as the platform leaves it at its first start. */
+export const migratedDatabase = (kind: DatabaseKind) => freshDatabase(kind, TEST_DATABASE_URL, 'migrated');
 
 export const TEST_SECRET_KEY = randomBytes(32).toString('base64');
 
@@ -81,7 +80,7 @@ export async function startTestPlatform(
   options: { env?: Record<string, string>; now?: Clock } = {},
 ): Promise<TestPlatform> {
   const config = testConfig(options.env);
-  const { db, url: databaseUrl, drop } = await freshDatabase(kind);
+  const { db, url: databaseUrl, drop } = await migratedDatabase(kind);
   const platform = await openPlatform(config, { db, logger: false, ...(options.now ? { now: options.now } : {}) });
   const address = await platform.app.fastify.listen({ host: '127.0.0.1', port: 0 });
   const merchant = await platform.merchants.create('test merchant');

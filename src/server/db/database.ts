@@ -30,8 +30,8 @@ const parseInt8 = (value: string) => BigInt(value);
  */
 const PGLITE_SETTINGS = ['shared_buffers = 16MB', 'temp_buffers = 1MB', 'wal_buffers = 1MB'];
 
-function newPglite(dataDir: string | undefined): PGlite {
-  return new PGlite({ ...(dataDir ? { dataDir } : {}), postgresqlconf: PGLITE_SETTINGS, parsers: { [pgliteTypes.INT8]: parseInt8 } });
+function newPglite(dataDir: string | undefined, from: Blob | undefined): PGlite {
+  return new PGlite({ ...(dataDir ? { dataDir } : {}), ...(from ? { loadDataDir: from } : {}), postgresqlconf: PGLITE_SETTINGS, parsers: { [pgliteTypes.INT8]: parseInt8 } });
 }
 
 /**
@@ -52,10 +52,14 @@ async function createPgliteDatabase(dataDir: string): Promise<void> {
   });
 }
 
-/** `createApart`: a new database is created in a process of its own (a server: see above); a short command creates it itself. */
-export async function openPglite(dataDir: string | undefined, { createApart = false } = {}): Promise<Database> {
-  if (createApart && dataDir && !existsSync(join(dataDir, 'PG_VERSION'))) await createPgliteDatabase(dataDir);
-  const db = newPglite(dataDir);
+/**
+ * `createApart`: a new database is created in a process of its own (a server: see above); a short
+ * command creates it itself. `from`: a dump (PGlite's dumpDataDir) to start from instead of a new
+ * cluster (the tests' templates).
+ */
+export async function openPglite(dataDir: string | undefined, { createApart = false, from }: { createApart?: boolean; from?: Blob } = {}): Promise<Database> {
+  if (createApart && !from && dataDir && !existsSync(join(dataDir, 'PG_VERSION'))) await createPgliteDatabase(dataDir);
+  const db = newPglite(dataDir, from);
   await db.waitReady;
   const query = async <Row>(runner: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) =>
     (await runner.query<Row>(text, params as unknown[] | undefined)).rows;

@@ -4,23 +4,21 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AddressPool } from '../../../src/server/addresses/pool.js';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
 import type { Database } from '../../../src/server/db/database.js';
-import { migrate } from '../../../src/server/db/migrate.js';
 import { hdVectors } from '../../fixtures/vectors.js';
 import { decodeQr } from '../../support/qr.js';
-import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { DATABASES, migratedDatabase } from '../../support/platform.js';
 
 const wallet = hdVectors.wallets[0]!;
 const XPUBS = { Tron: wallet.Tron.xpub, Ethereum: wallet.Ethereum.xpub };
 const deriveTron = createAddressDeriver('Tron', wallet.Tron.xpub);
 
 describe.each(DATABASES)('AddressPool on %s', (kind) => {
-  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  let database: Awaited<ReturnType<typeof migratedDatabase>>;
   let reservations: number;
   let failNext: Error | undefined;
   let pool: AddressPool;
   beforeEach(async () => {
-    database = await freshDatabase(kind);
-    await migrate(database.db);
+    database = await migratedDatabase(kind);
     reservations = 0;
     failNext = undefined;
     // The real database, with each reservation counted and one made to fail on demand.

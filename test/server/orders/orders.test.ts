@@ -3,13 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { openPglite } from '../../../src/server/db/database.js';
 import { openPlatform } from '../../../src/server/platform.js';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { hdVectors } from '../../fixtures/vectors.js';
 import { decodeQr } from '../../support/qr.js';
-import { DATABASES, startTestPlatform, testConfig, type TestPlatform } from '../../support/platform.js';
+import { DATABASES, freshDatabase, startTestPlatform, testConfig, type TestPlatform } from '../../support/platform.js';
 
 describe.each(DATABASES)('orders on %s', (kind) => {
   let t: TestPlatform;
@@ -126,7 +125,7 @@ describe('addresses across restarts (PGlite in a data directory)', () => {
 
 describe('the master key', () => {
   it('must be the one the database was created with', async () => {
-    const db = await openPglite(undefined);
+    const { db } = await freshDatabase('pglite');
     try {
       const first = await openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 1) }, { db, logger: false });
       await first.merchants.create('m');
