@@ -70,6 +70,7 @@ async function dumpCluster(dataDir: string, file: string): Promise<void> {
  */
 export async function makeTemplates(postgresUrl: string | undefined): Promise<() => Promise<void>> {
   const dir = mkdtempSync(join(tmpdir(), 'partner-templates-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true })); // also when vitest ends without a teardown
   const template = `partner_template_${randomBytes(6).toString('hex')}`;
   const remove = async () => {
     delete process.env[DUMPS_VARIABLE];

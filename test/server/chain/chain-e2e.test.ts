@@ -426,7 +426,7 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     // No webhook-id was delivered twice, across every order of the run.
     const ids = receiver.deliveries.map(webhookId);
     expect(new Set(ids).size).toBe(ids.length);
-  }, 90_000);
+  }, 180_000);
 
   it('never credits a transfer that a reorg removed before its confirmations, and credits the chain that replaced it', async () => {
     const [s1, s2, s3, s4] = senders.slice(4) as [Hex, Hex, Hex, Hex];
@@ -504,7 +504,7 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     for (const d of receiver.deliveries) expect(doomedIds).not.toContain(JSON.parse(d.body).txId);
     const ids = receiver.deliveries.map(webhookId);
     expect(new Set(ids).size).toBe(ids.length);
-  }, 90_000);
+  }, 180_000);
 
   it('credits a payment mined before expiredAt but confirmed after it: DONE, never EXPIRED first', async () => {
     const sender = senders[8]!;
@@ -524,5 +524,5 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     expect(more).toHaveLength(0);
     expect(delivery!.event).toMatchObject({ event: 'order.deposit', status: 'DONE', sequence: 1, txId: txHash, receivedAmount: MIN.Ethereum });
     expect(Date.parse(delivery!.event.occurredAt.replace(' ', 'T') + 'Z')).toBe(Number(block.timestamp) * 1000);
-  }, 60_000);
+  }, 180_000);
 });

@@ -78,7 +78,7 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     const created = await cli(['merchants', 'create', '--name', 'halt-e2e', '--json']);
     merchant = JSON.parse(created.stdout) as typeof merchant;
     await start();
-  }, 60_000);
+  }, 180_000);
 
   afterAll(async () => {
     await platform?.stop();
@@ -118,7 +118,7 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     await sleep(2_000); // further scans credit nothing twice
     expect([await received(orders[0]!.uuid), await received(orders[1]!.uuid)]).toEqual([11_000_003, 12_000_000]);
     proxy.faults = { ignoreAddressFilter: true };
-  }, 60_000);
+  }, 180_000);
 
   it('halts on a deep reorg, shows it, and after resume and rescan credits every transfer exactly once', async () => {
     const { data: order } = await client.POST('/partner/v1/platforms/orders', { body: orderRequest('halt-1', { blockchain: 'Ethereum' }) });

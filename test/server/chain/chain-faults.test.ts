@@ -33,7 +33,7 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     await fake.distribute(senders, 1_000_000_000n);
     proxy = await startFaultProxy(chain.rpcUrl);
     t = await startTestPlatform(kind);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await t?.close();
     await proxy?.close();

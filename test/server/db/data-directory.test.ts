@@ -45,5 +45,5 @@ describe('the data directory', () => {
       await running?.stop();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 180_000);
 });

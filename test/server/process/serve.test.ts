@@ -76,5 +76,5 @@ describe('serve --workers', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
     expect(platform.process.process.exitCode).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });
