@@ -4,9 +4,8 @@
 // one database to serve as a template. freshDatabase and migratedDatabase (./platform.ts) start from
 // these copies; where no global setup ran (a benchmark) they start from scratch.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { openPglite, openPostgres } from '../../src/server/db/database.js';
@@ -18,6 +17,7 @@ export type Schema = 'empty' | 'migrated';
 const DUMPS_VARIABLE = 'PARTNER_TEST_PGLITE_DUMPS';
 /** The name of the migrated template database on TEST_DATABASE_URL's server. */
 const POSTGRES_VARIABLE = 'PARTNER_TEST_POSTGRES_TEMPLATE';
+const TEMPLATES_ROOT = resolve(import.meta.dirname, '../../.tmp');
 
 const loaded = new Map<Schema, Blob>();
 
@@ -69,7 +69,9 @@ async function dumpCluster(dataDir: string, file: string): Promise<void> {
  * inherit this process's environment); returns what removes them.
  */
 export async function makeTemplates(postgresUrl: string | undefined): Promise<() => Promise<void>> {
-  const dir = mkdtempSync(join(tmpdir(), 'partner-templates-'));
+  // Inside the project (.tmp/ is ignored by git), where no clean-up of the machine's /tmp reaches them mid-run.
+  mkdirSync(TEMPLATES_ROOT, { recursive: true });
+  const dir = mkdtempSync(join(TEMPLATES_ROOT, 'templates-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true })); // also when vitest ends without a teardown
   const template = `partner_template_${randomBytes(6).toString('hex')}`;
   const remove = async () => {

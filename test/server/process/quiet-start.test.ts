@@ -43,8 +43,8 @@ describe('serve starts quietly', { timeout: 120_000 }, () => {
     const url = /listening on (\S+)/.exec(lines[0]!)![1];
     const exports = lines.filter((line) => line.startsWith('  export '));
     expect(exports.map((line) => line.trim().split('=')[0])).toEqual(['export PARTNER_API_URL', 'export PARTNER_API_KEY', 'export PARTNER_API_SECRET', 'export PARTNER_CALLBACK_SECRET']);
-    expect(exports[0]).toBe(`  export PARTNER_API_URL=${url}`);
-    expect(exports[1]).toMatch(/=pk_test_\S+$/);
+    expect(exports[0]).toBe(`  export PARTNER_API_URL='${url}'`);
+    expect(exports[1]).toMatch(/='pk_test_[^']+'$/);
     expect(stdout).toBe(''); // no request log, no "listening" log
   });
 
