@@ -25,8 +25,12 @@ function csvRow(address: IssuedAddress): string {
   ].map(csvField).join(',');
 }
 
+function gapPlace({ after, before }: { after: number; before: number }): string {
+  return after < 0 ? `before ${before}, the lowest used index` : `between ${after} and ${before}`;
+}
+
 function indexesLine(network: NetworkIndexes): string {
-  const gap = network.largestGap ? `largest gap ${network.largestGap.size} (between ${network.largestGap.after} and ${network.largestGap.before})` : 'no gap';
+  const gap = network.largestGap ? `largest gap ${network.largestGap.size} (${gapPlace(network.largestGap)})` : 'no gap';
   return `${network.network}: ${network.usedIndexes} used indexes, highest ${network.highestIndex}, ${gap}`;
 }
 

@@ -25,7 +25,11 @@ export interface NetworkIndexes {
   network: Network;
   usedIndexes: number;
   highestIndex: number;
-  /** The longest run of unused indexes between two used ones (a wallet's gap limit must cover it). */
+  /**
+   * The longest run of unused indexes before a used one (a wallet's gap limit must cover it); `after`
+   * is −1 for the run from index 0 to the lowest used index, which a wallet restored from the seed
+   * must cross too.
+   */
   largestGap: { after: number; before: number; size: number } | undefined;
 }
 
@@ -82,12 +86,12 @@ export async function issuedAddresses(db: Sql, xpubs: Record<Network, string>, f
   });
 }
 
-/** Each network's used indexes: the highest, and the largest gap between two used ones (all time). */
+/** Each network's used indexes: the highest, and the largest gap before a used one, from index 0 on (all time). */
 export async function networkIndexes(db: Sql, network?: Network): Promise<NetworkIndexes[]> {
   const rows = await db.query<{ network: Network; used: bigint; highest: bigint; gap_after: bigint | null; gap_before: bigint | null }>(
     `WITH used AS (
        SELECT blockchain AS network, address_index,
-              lag(address_index) OVER (PARTITION BY blockchain ORDER BY address_index) AS previous
+              COALESCE(lag(address_index) OVER (PARTITION BY blockchain ORDER BY address_index), -1) AS previous
          FROM deposit_orders WHERE ($1::text IS NULL OR blockchain = $1)
      ), gaps AS (
        SELECT DISTINCT ON (network) network, previous AS gap_after, address_index AS gap_before

@@ -69,7 +69,7 @@ describe.each(DATABASES)('address indexes after kill -9 during bursts of creates
       try {
         const rows = await db.query<{ blockchain: string; used: bigint; largest_gap: bigint | null }>(
           `SELECT blockchain, count(*) AS used, max(address_index - previous - 1) AS largest_gap
-             FROM (SELECT blockchain, address_index, lag(address_index) OVER (PARTITION BY blockchain ORDER BY address_index) AS previous FROM deposit_orders) o
+             FROM (SELECT blockchain, address_index, COALESCE(lag(address_index) OVER (PARTITION BY blockchain ORDER BY address_index), -1) AS previous FROM deposit_orders) o
             GROUP BY blockchain ORDER BY blockchain`,
         );
         expect(rows.map((r) => r.blockchain)).toEqual(['Ethereum', 'Tron']);
