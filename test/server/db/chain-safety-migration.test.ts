@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
-import { migrate, migrationFiles } from '../../../src/server/db/migrate.js';
+import { migrate } from '../../../src/server/db/migrate.js';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
 
 const MIGRATION = '003_chain_safety';
@@ -16,11 +16,7 @@ describe.each(DATABASES)('migration %s on existing data, on %s'.replace('%s', MI
   beforeAll(async () => {
     ({ db, drop } = await freshDatabase(kind));
     // The schema as it was before this migration (the earlier ones applied, as migrate() records them).
-    await db.query('CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
-    for (const { version, sql } of migrationFiles().filter((m) => m.version < MIGRATION)) {
-      for (const statement of sql.replace(/--.*$/gm, '').split(';').map((s) => s.trim()).filter(Boolean)) await db.query(statement);
-      await db.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version]);
-    }
+    await migrate(db, { before: MIGRATION });
     const merchant = randomUUID();
     await db.query("INSERT INTO merchants (id, name, api_key) VALUES ($1, 'm', 'pk_test_x')", [merchant]);
     await db.query(
