@@ -1,8 +1,9 @@
 // Issue 24, item 2: each refusal of the operating system and each bad setting at start is one line on
 // stderr that names the setting, its value and the cause, with its documented exit code (sysexits:
 // 69 unavailable, 73 cannot create, 78 configuration), and nothing typed hangs. The refusals a root
-// user never meets (a port below 1024, a directory it may not create) are run as `nobody` when the
-// suite runs as root.
+// user never meets (a port below 1024, a directory it may not create) are run, when the suite runs as
+// root, without the capabilities that let root pass them (setpriv drops them): still uid 0, so the
+// command reads the project and the Node binary wherever they are, which another user may not.
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -11,7 +12,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PARTNER_API_BIN } from '../../support/partner-api.js';
 
-const NOBODY = 65534;
+/** What lets root bind a port below 1024 and write where its permission bits say no. */
+const ROOT_POWERS = '-net_bind_service,-dac_override,-dac_read_search,-fowner';
 const isRoot = process.getuid?.() === 0;
 const dirs: string[] = [];
 
@@ -28,11 +30,10 @@ interface Outcome {
   stderr: string;
 }
 
-/** partner-api from the sources, as this user or (when root) as `nobody`; killed if it outlives 90 s. */
-function partnerApi(args: string[], options: { asNobody?: boolean } = {}): Promise<Outcome> {
+/** partner-api, as this user or (when root) without root's powers; killed if it outlives 90 s. */
+function partnerApi(args: string[], options: { unprivileged?: boolean } = {}): Promise<Outcome> {
   const command = [process.execPath, PARTNER_API_BIN, ...args];
-  const home = options.asNobody && isRoot ? tempDir(0o777) : undefined;
-  const [file, ...rest] = home ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'env', `HOME=${home}`, ...command] : command;
+  const [file, ...rest] = options.unprivileged && isRoot ? ['setpriv', `--bounding-set=${ROOT_POWERS}`, `--inh-caps=${ROOT_POWERS}`, ...command] : command;
   return new Promise((resolve) => {
     execFile(file!, rest, { timeout: 90_000, env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: '' } }, (error, stdout, stderr) => {
       const code = error ? ((error as { code?: unknown }).code as number | null) : 0;
@@ -67,15 +68,15 @@ describe('serve refuses what the operating system refuses, in one line', () => {
   });
 
   it('a port below 1024 for a user without the privilege (EACCES): 78', { timeout: 120_000 }, async () => {
-    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', join(tempDir(0o777), 'data')], { asNobody: true });
+    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', join(tempDir(0o777), 'data')], { unprivileged: true });
     expectOneLine(outcome, 78, /^partner-api: bad configuration: PORT 80: this user may not listen on 127\.0\.0\.1:80 \(EACCES\)/);
   });
 
   it('a data directory the user may not create (EACCES): 73', async () => {
-    const rootOnly = tempDir(0o700); // when the suite runs as root, nobody may not enter it
-    const target = isRoot ? join(rootOnly, 'data') : '/root/partner-data';
-    const outcome = await partnerApi(['serve', '--port', '0', '--data-dir', target], { asNobody: true });
-    expectOneLine(outcome, 73, new RegExp(`^partner-api: DATA_DIR ${target} cannot be created or written by uid \\d+: .*: permission denied \\(EACCES\\)$`));
+    const readOnly = tempDir(0o500); // no write bit, which only root's powers would pass over
+    const target = isRoot ? join(readOnly, 'data') : '/root/partner-data';
+    const outcome = await partnerApi(['serve', '--port', '0', '--data-dir', target], { unprivileged: true });
+    expectOneLine(outcome, 73, new RegExp(`^partner-api: DATA_DIR ${target} cannot be created or written by (uid \\d+|\\S+): .*: permission denied \\(EACCES\\)$`));
   });
 
   it('a data directory under a regular file (ENOTDIR): 73', async () => {
