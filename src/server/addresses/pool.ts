@@ -1,168 +1,158 @@
-// Deposit addresses are made ahead of the creates that take them. Each network's indexes are reserved
-// a block at a time, and the address thread derives their addresses and
-// draws their QR codes while the request thread serves the creates from what is ready. A create then
-// costs one statement (its insert), not a lookup and an insert, and waits for the thread only when the
-// pool has run dry (at the first create, or under more load than the thread keeps up with).
+// Deposit addresses are made ahead of the creates that take them, into one pool in the database that
+// every process shares (table address_pool). The address thread derives them and draws their QR
+// codes; a create then costs one statement, its insert, which takes the lowest ready address of its
+// network and removes its row (orders.ts).
 //
-// No gap beyond a wallet's gap limit (20): every reserved index is a row of address_reservations with
-// a deadline from the database's clock, removed by the insert of the order that uses it (orders.ts, in
-// the same statement). A reservation the process never used (it stopped, crashed or froze, or let the
-// address grow stale) is reserved again after its deadline, lowest index first, before any new index is
-// drawn from the counter: lost indexes are handed out again instead of leaving gaps. A process uses an
-// address only until RESERVATION_SECONDS − SAFETY_SECONDS after it reserved it, so it is never used by
-// two (and the index's uniqueness in deposit_orders would refuse the second anyway: orders.ts then takes
-// another). A clean stop gives its reservations back at once; on PGlite, whose one process owns the
-// database, every reservation of another holder is lost and reserved again at once.
-import { randomUUID } from 'node:crypto';
+// No gap beyond a wallet's gap limit (20), however many processes and whatever crashes: no process
+// holds indexes of its own. A fill advances the network's counter and adds the new rows in one
+// statement, so an index is either in the pool or was never drawn; an insert that rolls back (a
+// crash, a replay that inserted nothing) leaves its row in the pool, and the next create takes it
+// first. The used indexes therefore run without holes but for the rows of creates in flight at one
+// moment that did not insert.
+import { createHash } from 'node:crypto';
 import type { Network } from './derivation.js';
-import { AddressThread, type IssuedAddress } from './thread.js';
+import { AddressThread } from './thread.js';
 import type { Sql } from '../db/database.js';
 
-export interface PooledAddress extends IssuedAddress {
-  network: Network;
-  index: number;
-  /** performance.now() after which the reservation may have been handed to another process. */
-  usableUntil: number;
-}
+/** A fill tops the pool up to this many ready addresses of the network, beyond the creates waiting. */
+export const POOL_TARGET = 16;
+/** A process asks for a fill after its creates took this many addresses of a network. */
+const TAKEN_BEFORE_FILL = 8;
+/** Addresses per message to the address thread, so that large fills are drawn in parallel chunks. */
+const CHUNK = 8;
+/** Fills that lose the race for the counter to another process's fill, before this one gives up. */
+const FILL_ATTEMPTS = 5;
 
-/** How long a reservation lasts (by the database's clock) before another process may take it over. */
-export const RESERVATION_SECONDS = 20;
-/** Room for the insert that uses an address: a process stops using one this long before its deadline. */
-const SAFETY_SECONDS = 5;
-
-/** The pool is topped up when it holds BLOCK addresses or fewer, to 2 × BLOCK beyond the creates waiting. */
-const BLOCK = 8;
-/** Addresses per message to the address thread: the first creates go on while it draws the next. */
-const CHUNK = 4;
+/** What a fill starts from: the counter, the ready rows of this wallet, and the rows still to derive. */
+const POOL_STATE_SQL = `
+  SELECT c.next_index,
+         (SELECT count(*)::int FROM address_pool p WHERE p.network = $1 AND p.wallet = $2) AS ready,
+         ARRAY(SELECT p.address_index FROM address_pool p
+                WHERE p.network = $1 AND p.wallet IS DISTINCT FROM $2 ORDER BY p.address_index LIMIT $3) AS to_derive
+    FROM address_counters c WHERE c.network = $1`;
 
 /**
- * Reserves $3 indexes of network $1 for holder $2: the lost reservations first (past their deadline,
- * or on PGlite ($5) any other holder's), lowest first, then new indexes from the network's counter.
- * The counter is a row, not a sequence: a sequence jumps up to 32 values ahead when the database
- * itself crashes (PGlite dies with its process), and those would be gaps no reservation records.
+ * One fill: the rows still to derive get their addresses, and the new indexes ($7..) are added only if
+ * the counter still stands at $6 (else another process filled meanwhile: nothing new is added).
  */
-const RESERVE_SQL = `
-  WITH lost AS (
-    SELECT address_index FROM address_reservations
-     WHERE network = $1 AND (expires_at <= now() OR ($5::boolean AND holder <> $2))
-     ORDER BY address_index LIMIT $3 FOR UPDATE SKIP LOCKED),
-  reclaimed AS (
-    UPDATE address_reservations r SET holder = $2, expires_at = now() + make_interval(secs => $4)
-      FROM lost WHERE r.network = $1 AND r.address_index = lost.address_index
-    RETURNING r.address_index),
-  counted AS (
-    UPDATE address_counters SET next_index = next_index + ($3::int - (SELECT count(*)::int FROM reclaimed))
-     WHERE network = $1 RETURNING next_index),
-  fresh AS (
-    INSERT INTO address_reservations (network, address_index, holder, expires_at)
-    SELECT $1, counted.next_index - n, $2, now() + make_interval(secs => $4)
-      FROM counted, generate_series(1, $3::int - (SELECT count(*)::int FROM reclaimed)) AS n
-    RETURNING address_index)
-  SELECT address_index AS index FROM reclaimed UNION ALL SELECT address_index FROM fresh ORDER BY index`;
+const FILL_SQL = `
+  WITH derived AS (
+    UPDATE address_pool p SET wallet = $2, address = v.address, address_qr = v.qr
+      FROM unnest($3::bigint[], $4::text[], $5::text[]) AS v(address_index, address, qr)
+     WHERE p.network = $1 AND p.address_index = v.address_index AND p.wallet IS DISTINCT FROM $2),
+  advanced AS (
+    UPDATE address_counters SET next_index = $6 + cardinality($7::bigint[])
+     WHERE network = $1 AND next_index = $6 AND cardinality($7::bigint[]) > 0
+    RETURNING next_index),
+  added AS (
+    INSERT INTO address_pool (network, address_index, wallet, address, address_qr)
+    SELECT $1, v.address_index, $2, v.address, v.qr
+      FROM unnest($7::bigint[], $8::text[], $9::text[]) AS v(address_index, address, qr)
+     WHERE EXISTS (SELECT 1 FROM advanced))
+  SELECT count(*)::int AS advanced FROM advanced`;
 
-interface Waiter {
-  resolve: (address: PooledAddress) => void;
-  reject: (error: Error) => void;
+/** The fingerprint of an xpub on the rows derived from it: a process uses only its own wallet's addresses. */
+export function walletFingerprint(xpub: string): string {
+  return createHash('sha256').update(xpub).digest('hex').slice(0, 32);
 }
 
-interface NetworkPool {
-  ready: PooledAddress[];
-  waiters: Waiter[];
-  filling: boolean;
+interface NetworkFill {
+  /** The fill under way, if any. */
+  running: Promise<void> | undefined;
+  /** The fill that starts when the one under way ends: what comes meanwhile waits on it. */
+  queued: Promise<void> | undefined;
+  /** Addresses this process's creates took since its last fill. */
+  takenSince: number;
+  /** Addresses wanted by creates that found none, beyond the target. */
+  wanted: number;
 }
 
 export class AddressPool {
   private readonly thread: AddressThread;
-  /** This pool's name on its reservations. */
-  private readonly holder = randomUUID();
+  readonly wallets: Record<Network, string>;
   private closed = false;
-  private readonly pools: Record<Network, NetworkPool> = {
-    Tron: { ready: [], waiters: [], filling: false },
-    Ethereum: { ready: [], waiters: [], filling: false },
+  private readonly fills: Record<Network, NetworkFill> = {
+    Tron: { running: undefined, queued: undefined, takenSince: 0, wanted: 0 },
+    Ethereum: { running: undefined, queued: undefined, takenSince: 0, wanted: 0 },
   };
 
   constructor(
     private readonly db: Sql,
     xpubs: Record<Network, string>,
-    /** PGlite: this process alone uses the database, so reservations of other holders are lost ones. */
-    private readonly soleUser = false,
   ) {
     this.thread = new AddressThread(xpubs);
+    this.wallets = { Tron: walletFingerprint(xpubs.Tron), Ethereum: walletFingerprint(xpubs.Ethereum) };
   }
 
-  /** The next address of the network: from the pool at once when it has one. */
-  take(network: Network): Promise<PooledAddress> {
-    const pool = this.pools[network];
-    // Stale addresses are left behind: their reservations run out and are handed out again.
-    while (pool.ready.length > 0 && pool.ready[0]!.usableUntil <= performance.now()) pool.ready.shift();
-    const address = pool.ready.shift();
-    const taken = address ? Promise.resolve(address) : new Promise<PooledAddress>((resolve, reject) => pool.waiters.push({ resolve, reject }));
-    this.topUp(network);
-    return taken;
-  }
-
-  /** An address whose insert did not use it (a replay): the next create takes it, so no index is lost. */
-  giveBack(address: PooledAddress): void {
-    if (address.usableUntil > performance.now()) this.deliver(address, 'first');
+  /** Creates took `count` addresses of the network: a fill starts in the background after every few. */
+  taken(network: Network, count: number): void {
+    const fill = this.fills[network];
+    fill.takenSince += count;
+    // A failed background fill is not an error of any create: the next create that finds the pool
+    // empty asks for a fill itself and receives its error.
+    if (fill.takenSince >= TAKEN_BEFORE_FILL) this.fill(network).catch(() => {});
   }
 
   /**
-   * Stops the address thread once it has answered the fill under way; no fill starts after. The
-   * reservations not used are given back at once: the next process hands them out first.
+   * A fill for `missing` creates that found no ready address: it resolves once the pool has been
+   * filled (by this process or, when it lost the race, another), and fails with the cause when the
+   * database or the thread failed. Calls that come while a fill runs share the one that follows it,
+   * which counts what they want.
    */
+  fill(network: Network, missing = 0): Promise<void> {
+    const fill = this.fills[network];
+    fill.wanted += missing;
+    const start = async () => {
+      fill.queued = undefined;
+      if (this.closed) throw new Error('the address pool is closed');
+      const target = POOL_TARGET + fill.wanted;
+      fill.wanted = 0;
+      fill.takenSince = 0;
+      const running = this.fillOnce(network, target);
+      fill.running = running;
+      try {
+        await running;
+      } finally {
+        if (fill.running === running) fill.running = undefined;
+      }
+    };
+    fill.queued ??= (fill.running ?? Promise.resolve()).catch(() => {}).then(start);
+    return fill.queued;
+  }
+
+  /** Stops the address thread once it has answered the fill under way. Nothing is held: nothing to give back. */
   async close(): Promise<void> {
     this.closed = true;
     await this.thread.close();
-    await this.db.query('UPDATE address_reservations SET expires_at = now() WHERE holder = $1', [this.holder]).catch(() => {});
   }
 
-  private deliver(address: PooledAddress, place: 'first' | 'last' = 'last'): void {
-    const pool = this.pools[address.network];
-    const waiter = pool.waiters.shift();
-    if (waiter) waiter.resolve(address);
-    else if (place === 'first') pool.ready.unshift(address);
-    else pool.ready.push(address);
-  }
-
-  private topUp(network: Network): void {
-    const pool = this.pools[network];
-    if (pool.filling || pool.ready.length > BLOCK) return;
-    pool.filling = true;
-    // After this turn of the event loop, so that one reservation covers every create of the turn.
-    setImmediate(() => void this.fill(network));
-  }
-
-  private async fill(network: Network): Promise<void> {
-    const pool = this.pools[network];
-    let filled = false;
-    try {
+  private async fillOnce(network: Network, target: number): Promise<void> {
+    const wallet = this.wallets[network];
+    for (let attempt = 1; attempt <= FILL_ATTEMPTS; attempt++) {
+      const [state] = await this.db.query<{ next_index: bigint; ready: number; to_derive: bigint[] }>(POOL_STATE_SQL, [network, wallet, target]);
+      const toDerive = state!.to_derive.map(Number);
+      const nextIndex = Number(state!.next_index);
+      const fresh = Array.from({ length: Math.max(0, target - state!.ready - toDerive.length) }, (_, i) => nextIndex + i);
+      if (toDerive.length === 0 && fresh.length === 0) return;
+      const [derived, added] = await Promise.all([this.derive(network, toDerive), this.derive(network, fresh)]);
       if (this.closed) throw new Error('the address pool is closed');
-      const count = 2 * BLOCK - pool.ready.length + pool.waiters.length;
-      // Before the query is sent: the database's deadline is at least this late.
-      const usableUntil = performance.now() + (RESERVATION_SECONDS - SAFETY_SECONDS) * 1000;
-      const rows = await this.db.query<{ index: bigint }>(RESERVE_SQL, [network, this.holder, count, RESERVATION_SECONDS, this.soleUser]);
-      // Closed while the indexes were reserved: no thread may start after close().
-      if (this.closed) throw new Error('the address pool is closed');
-      const indexes = rows.map((row) => Number(row.index));
-      const chunks = Array.from({ length: Math.ceil(indexes.length / CHUNK) }, (_, i) => indexes.slice(i * CHUNK, (i + 1) * CHUNK));
-      await Promise.all(
-        chunks.map(async (chunk) => {
-          const issued = await this.thread.issue(chunk.map((index) => [network, index] as const));
-          issued.forEach((one, i) => {
-            if (one instanceof Error) throw one;
-            this.deliver({ network, index: chunk[i]!, usableUntil, ...one });
-          });
-        }),
-      );
-      filled = true;
-    } catch (error) {
-      // The creates waiting fail with the cause (the database, the thread, an index out of range), and
-      // the next create tries again: no retry loop against a database that is down.
-      for (const waiter of pool.waiters.splice(0)) waiter.reject(error as Error);
-    } finally {
-      pool.filling = false;
+      const [result] = await this.db.query<{ advanced: number }>(FILL_SQL, [network, wallet, ...derived, nextIndex, ...added]);
+      if (fresh.length === 0 || result!.advanced === 1) return;
     }
-    // Creates that came while this block was drawn may want more.
-    if (filled) this.topUp(network);
+    // Every attempt lost to another process's fill: the pool was filled, by others.
+  }
+
+  /** The indexes' addresses and QR codes, as three columns for the fill's unnest. */
+  private async derive(network: Network, indexes: number[]): Promise<[string[], string[], string[]]> {
+    const chunks = Array.from({ length: Math.ceil(indexes.length / CHUNK) }, (_, i) => indexes.slice(i * CHUNK, (i + 1) * CHUNK));
+    const issued = (await Promise.all(chunks.map((chunk) => this.thread.issue(chunk.map((index) => [network, index] as const))))).flat();
+    const addresses: string[] = [];
+    const qrs: string[] = [];
+    for (const one of issued) {
+      if (one instanceof Error) throw one;
+      addresses.push(one.address);
+      qrs.push(one.qr);
+    }
+    return [indexes.map(String), addresses, qrs];
   }
 }

@@ -2,7 +2,7 @@
 // with a fresh address from the network's pool, and the merchants' batched reads.
 import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
-import { AddressPool, type PooledAddress } from '../addresses/pool.js';
+import { AddressPool } from '../addresses/pool.js';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { ORDER_COLUMNS, toCreatedDepositOrder, toDepositOrder, type CreatedOrderView, type OrderRow, type OrderView } from './order-rows.js';
 import type { Network } from '../addresses/derivation.js';
@@ -29,7 +29,7 @@ function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean
   );
 }
 
-/** One new order's row, as the batched insert takes it. */
+/** One new order's row, as the batched insert takes it: its address comes from the pool in the insert. */
 interface NewOrder {
   uuid: string;
   merchantId: string;
@@ -39,41 +39,65 @@ interface NewOrder {
   customerId: string;
   callbackUrl: string;
   returnUrl: string | null;
-  address: PooledAddress;
   minAmount: bigint;
   expiredAt: Date;
 }
 
+/** What the insert did with one new order. */
+type Inserted = { address: string; qr: string } | 'no address' | 'exists';
+
 /**
- * The creates of one turn in one statement. An order that exists (the same externalId) or whose address
- * index was meanwhile handed to another process is not inserted. The reservation of each index used
- * ends in the same statement (addresses/pool.ts).
+ * The creates of one turn in one statement. Each new order takes the lowest ready address of its
+ * network from the shared pool (rows that another statement has taken are skipped, not waited for)
+ * and its row is removed in the same statement (addresses/pool.ts); an order that exists (the same
+ * externalId) is not inserted and leaves its address in the pool. The answer names the inserted
+ * orders with their addresses, and the orders for which the pool had no ready address.
  */
 const INSERT_ORDERS_SQL = `
-  WITH inserted AS (
+  WITH new_orders AS (
+    SELECT o.*, row_number() OVER (PARTITION BY o.blockchain ORDER BY o.ordinal) AS slot
+      FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                  $8::bigint[], $9::timestamptz[], $10::text[])
+           WITH ORDINALITY AS o(uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
+                                min_amount, expired_at, return_url, ordinal)),
+  tron AS MATERIALIZED (
+    SELECT network, address_index, address, address_qr FROM address_pool
+     WHERE network = 'Tron' AND wallet = $11 ORDER BY address_index LIMIT $12 FOR UPDATE SKIP LOCKED),
+  ethereum AS MATERIALIZED (
+    SELECT network, address_index, address, address_qr FROM address_pool
+     WHERE network = 'Ethereum' AND wallet = $13 ORDER BY address_index LIMIT $14 FOR UPDATE SKIP LOCKED),
+  picked AS (
+    SELECT p.*, row_number() OVER (PARTITION BY p.network ORDER BY p.address_index) AS slot
+      FROM (SELECT * FROM tron UNION ALL SELECT * FROM ethereum) p),
+  inserted AS (
     INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
                                 address_index, address, address_qr, min_amount, expired_at, return_url)
-    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                         $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::timestamptz[], $13::text[])
-    ON CONFLICT DO NOTHING
-    RETURNING uuid, blockchain, address_index),
+    SELECT o.uuid, o.merchant_id, o.external_id, o.blockchain, o.currency, o.customer_id, o.callback_url,
+           p.address_index, p.address, p.address_qr, o.min_amount, o.expired_at, o.return_url
+      FROM new_orders o JOIN picked p ON p.network = o.blockchain AND p.slot = o.slot
+    ON CONFLICT (merchant_id, external_id) DO NOTHING
+    RETURNING uuid, blockchain, address_index, address, address_qr),
   used AS (
-    DELETE FROM address_reservations r USING inserted i WHERE r.network = i.blockchain AND r.address_index = i.address_index)
-  SELECT uuid FROM inserted`;
+    DELETE FROM address_pool a USING inserted i WHERE a.network = i.blockchain AND a.address_index = i.address_index)
+  SELECT uuid, address, address_qr FROM inserted
+  UNION ALL
+  SELECT o.uuid, NULL, NULL FROM new_orders o
+   WHERE NOT EXISTS (SELECT 1 FROM picked p WHERE p.network = o.blockchain AND p.slot = o.slot)`;
 
-/** The insert's thirteen arrays, one per column, in INSERT_ORDERS_SQL's order. */
-function insertColumns(orders: readonly NewOrder[]): unknown[] {
+/** The insert's parameters: ten arrays, one per column, then each network's wallet and count of new orders. */
+function insertParameters(orders: readonly NewOrder[], wallets: Record<Network, string>): unknown[] {
   const column = <T>(value: (order: NewOrder) => T) => orders.map(value);
+  const count = (network: Network) => orders.filter((o) => o.network === network).length;
   return [
     column((o) => o.uuid), column((o) => o.merchantId), column((o) => o.externalId), column((o) => o.network),
-    column((o) => o.currency), column((o) => o.customerId), column((o) => o.callbackUrl), column((o) => String(o.address.index)),
-    column((o) => o.address.address), column((o) => o.address.qr), column((o) => String(o.minAmount)), column((o) => o.expiredAt.toISOString()),
-    column((o) => o.returnUrl),
+    column((o) => o.currency), column((o) => o.customerId), column((o) => o.callbackUrl), column((o) => String(o.minAmount)),
+    column((o) => o.expiredAt.toISOString()), column((o) => o.returnUrl),
+    wallets.Tron, count('Tron'), wallets.Ethereum, count('Ethereum'),
   ];
 }
 
 /** The new order as the database holds it, from what was inserted (status and amount received are the columns' defaults). */
-function insertedRow(order: NewOrder): OrderRow {
+function insertedRow(order: NewOrder, address: { address: string; qr: string }): OrderRow {
   return {
     uuid: order.uuid,
     blockchain: order.network,
@@ -81,8 +105,8 @@ function insertedRow(order: NewOrder): OrderRow {
     customer_id: order.customerId,
     callback_url: order.callbackUrl,
     return_url: order.returnUrl,
-    address: order.address.address,
-    address_qr: order.address.qr,
+    address: address.address,
+    address_qr: address.qr,
     status: 'NEW',
     min_amount: order.minAmount,
     received_amount: 0n,
@@ -96,8 +120,11 @@ async function orderByExternalId(sql: Sql, merchantId: string, externalId: strin
   return row;
 }
 
-/** Tries with another address when the one taken was handed to another process meanwhile (a frozen process). */
-const ADDRESS_ATTEMPTS = 3;
+/**
+ * Tries of a create that found no ready address: after each, the pool is filled for it (other
+ * processes' creates may take what was filled before this one's next try).
+ */
+const ADDRESS_ATTEMPTS = 5;
 
 /**
  * How old a merchant's count of open orders may be: counting at every create would cost a scan of up to
@@ -116,7 +143,7 @@ interface OpenCount {
 export class Orders {
   private readonly addresses: AddressPool;
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<(OrderRow & OwnedRow) | undefined>;
-  private readonly inserts: DataLoader<NewOrder, OrderRow | undefined>;
+  private readonly inserts: DataLoader<NewOrder, Inserted>;
   /** Each merchant's open orders as last counted (see mayOpenAnother). */
   private readonly openCounts = new Map<string, OpenCount>();
 
@@ -126,12 +153,17 @@ export class Orders {
     private readonly now: Clock,
   ) {
     // The xpubs were checked when the config was loaded (config.ts), so the thread cannot refuse them.
-    this.addresses = new AddressPool(db, { Tron: config.networks.Tron.xpub, Ethereum: config.networks.Ethereum.xpub }, db.kind === 'pglite');
+    this.addresses = new AddressPool(db, { Tron: config.networks.Tron.xpub, Ethereum: config.networks.Ethereum.xpub });
     this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
-    // The creates of one turn of the event loop whose addresses are ready share one insert.
+    // The creates of one turn of the event loop share one insert.
     this.inserts = new DataLoader(async (orders: readonly NewOrder[]) => {
-      const inserted = new Set((await db.query<{ uuid: string }>(INSERT_ORDERS_SQL, insertColumns(orders))).map((row) => row.uuid));
-      return orders.map((order) => (inserted.has(order.uuid) ? insertedRow(order) : undefined));
+      const rows = await db.query<{ uuid: string; address: string | null; address_qr: string | null }>(INSERT_ORDERS_SQL, insertParameters(orders, this.addresses.wallets));
+      const answers = new Map(rows.map((row) => [row.uuid, row.address === null ? ('no address' as const) : { address: row.address, qr: row.address_qr! }]));
+      for (const network of ['Tron', 'Ethereum'] as const) {
+        const used = orders.filter((order) => order.network === network && typeof answers.get(order.uuid) === 'object').length;
+        if (used > 0) this.addresses.taken(network, used);
+      }
+      return orders.map((order) => answers.get(order.uuid) ?? 'exists');
     }, ONE_TURN_BATCHES);
   }
 
@@ -147,8 +179,7 @@ export class Orders {
       return existing ? this.replayOrConflict(existing, request) : { outcome: 'too_many_open_orders', limit: this.config.maxOpenOrdersPerMerchant };
     }
     for (let attempt = 1; ; attempt++) {
-      const address = await this.addresses.take(network);
-      const inserted = await this.inserts.load({
+      const order: NewOrder = {
         uuid: randomUUID(),
         merchantId,
         externalId: request.externalId,
@@ -157,24 +188,24 @@ export class Orders {
         customerId: request.customerId,
         callbackUrl: request.callbackUrl,
         returnUrl: request.returnUrl ?? null,
-        address,
         minAmount: this.config.networks[network].minAmount,
         expiredAt: new Date(this.now() + this.config.orderLifetimeSeconds * 1000),
-      });
-      if (inserted) {
+      };
+      const inserted = await this.inserts.load(order);
+      if (typeof inserted === 'object') {
         const counted = this.openCounts.get(merchantId);
         if (counted) counted.createdSince++;
-        return { outcome: 'created', order: toCreatedDepositOrder(inserted) };
+        return { outcome: 'created', order: toCreatedDepositOrder(insertedRow(order, inserted)) };
       }
-      // An order with this externalId exists (a replay, or a concurrent create that won the race): the
-      // address goes back to the pool unused, and the answer is the existing order's.
-      const existing = await orderByExternalId(this.db, merchantId, request.externalId);
-      if (existing) {
-        this.addresses.giveBack(address);
-        return this.replayOrConflict(existing, request);
+      if (inserted === 'exists') {
+        // An order with this externalId exists (a replay, or a concurrent create that won the race):
+        // the answer is the existing order's.
+        const existing = await orderByExternalId(this.db, merchantId, request.externalId);
+        if (existing) return this.replayOrConflict(existing, request);
       }
-      // Else the address's index was used by another process: it is dropped, and the create takes another.
-      if (attempt === ADDRESS_ATTEMPTS) throw new Error(`no free ${network} address after ${ADDRESS_ATTEMPTS} attempts`);
+      // The pool had no ready address for it (the first create, or more creates than it held).
+      if (attempt === ADDRESS_ATTEMPTS) throw new Error(`no ready ${network} address after ${ADDRESS_ATTEMPTS} attempts`);
+      await this.addresses.fill(network, 1);
     }
   }
 

@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RESERVATION_SECONDS } from '../../../src/server/addresses/pool.js';
 import { openPglite, openPostgres } from '../../../src/server/db/database.js';
 import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
@@ -59,8 +58,6 @@ describe.each(DATABASES)('address indexes after kill -9 during bursts of creates
         await creates;
         await new Promise((resolve) => (instance.process.process.exitCode !== null || instance.process.process.signalCode !== null ? resolve(undefined) : instance.process.process.once('exit', resolve)));
       }
-      // PostgreSQL: the dead processes' reservations are handed out again once their deadline has passed.
-      if (kind === 'postgres') await new Promise((r) => setTimeout(r, RESERVATION_SECONDS * 1000));
       const last = await startPartnerApi(env);
       await burst(last, 'after', (created) => created >= 400);
       await last.stop();

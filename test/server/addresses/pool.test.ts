@@ -1,7 +1,8 @@
-// The address pool: indexes reserved from the network's sequence once per turn, handed out in order,
-// an address given back handed out next, and a failed reservation failing only the creates waiting.
+// The shared address pool: a fill derives the addresses of new indexes (and of the rows still to derive)
+// into the database, one fill follows another instead of running beside it, fills of two processes
+// never draw an index twice, and a failed fill fails only its callers.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AddressPool } from '../../../src/server/addresses/pool.js';
+import { AddressPool, POOL_TARGET, walletFingerprint } from '../../../src/server/addresses/pool.js';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
 import type { Database } from '../../../src/server/db/database.js';
 import { hdVectors } from '../../fixtures/vectors.js';
@@ -12,21 +13,37 @@ const wallet = hdVectors.wallets[0]!;
 const XPUBS = { Tron: wallet.Tron.xpub, Ethereum: wallet.Ethereum.xpub };
 const deriveTron = createAddressDeriver('Tron', wallet.Tron.xpub);
 
+interface PoolRow {
+  address_index: bigint;
+  wallet: string | null;
+  address: string | null;
+  address_qr: string | null;
+}
+
 describe.each(DATABASES)('AddressPool on %s', (kind) => {
   let database: Awaited<ReturnType<typeof migratedDatabase>>;
-  let reservations: number;
+  let fills: number;
   let failNext: Error | undefined;
-  let pool: AddressPool;
+  let db: Database;
+  const pools: AddressPool[] = [];
+  const newPool = (xpubs = XPUBS) => {
+    const pool = new AddressPool(db, xpubs);
+    pools.push(pool);
+    return pool;
+  };
+  const rows = (network = 'Tron') => database.db.query<PoolRow>('SELECT address_index, wallet, address, address_qr FROM address_pool WHERE network = $1 ORDER BY address_index', [network]);
+  const counter = async (network = 'Tron') => Number((await database.db.query<{ n: bigint }>('SELECT next_index AS n FROM address_counters WHERE network = $1', [network]))[0]!.n);
+
   beforeEach(async () => {
     database = await migratedDatabase(kind);
-    reservations = 0;
+    fills = 0;
     failNext = undefined;
-    // The real database, with each reservation counted and one made to fail on demand.
-    const db: Database = {
+    // The real database, with each fill's write counted and one made to fail on demand.
+    db = {
       ...database.db,
       query: (text, params) => {
-        if (text.includes('INSERT INTO address_reservations')) {
-          reservations++;
+        if (text.includes('INSERT INTO address_pool')) {
+          fills++;
           const error = failNext;
           failNext = undefined;
           if (error) return Promise.reject(error);
@@ -34,48 +51,84 @@ describe.each(DATABASES)('AddressPool on %s', (kind) => {
         return database.db.query(text, params);
       },
     };
-    pool = new AddressPool(db, XPUBS);
   });
   afterEach(async () => {
-    await pool.close();
+    for (const pool of pools.splice(0)) await pool.close();
     await database.db.close();
     await database.drop();
   });
 
-  it('reserves once for the takes of one turn and hands out the indexes in order, each with its QR code', async () => {
-    const taken = await Promise.all(Array.from({ length: 40 }, () => pool.take('Tron')));
-    expect(reservations).toBe(1);
-    expect(taken.map((a) => a.index)).toEqual(Array.from({ length: 40 }, (_, i) => i));
-    expect(taken.map((a) => a.address)).toEqual(taken.map((a) => deriveTron(a.index)));
-    expect(taken.slice(0, 3).map((a) => a.address)).toEqual(wallet.Tron.addresses);
-    expect(decodeQr(taken[39]!.qr)).toBe(taken[39]!.address);
-    // The networks have pools of their own.
-    expect((await pool.take('Ethereum')).address).toBe(wallet.Ethereum.addresses[0]);
+  it('fills the network to its target with the wallet\'s addresses and QR codes, and a full pool is left alone', async () => {
+    const pool = newPool();
+    await pool.fill('Tron');
+    const filled = await rows();
+    expect(filled.map((r) => Number(r.address_index))).toEqual(Array.from({ length: POOL_TARGET }, (_, i) => i));
+    expect(filled.map((r) => r.address)).toEqual(filled.map((r) => deriveTron(Number(r.address_index))));
+    expect(filled.slice(0, 3).map((r) => r.address)).toEqual(wallet.Tron.addresses);
+    expect(decodeQr(filled[POOL_TARGET - 1]!.address_qr!)).toBe(filled[POOL_TARGET - 1]!.address);
+    expect(new Set(filled.map((r) => r.wallet))).toEqual(new Set([walletFingerprint(wallet.Tron.xpub)]));
+    expect(await counter()).toBe(POOL_TARGET);
+    // Full: nothing drawn, nothing written.
+    await pool.fill('Tron');
+    expect(fills).toBe(1);
+    expect(await counter()).toBe(POOL_TARGET);
+    // A fill for creates that found none adds what they want beyond the target; the networks are apart.
+    await pool.fill('Tron', 5);
+    expect(await counter()).toBe(POOL_TARGET + 5);
+    expect(await rows('Ethereum')).toEqual([]);
   });
 
-  it('hands out an address given back before any other', async () => {
-    const first = await pool.take('Tron');
-    const second = await pool.take('Tron');
-    pool.giveBack(first);
-    expect(await pool.take('Tron')).toEqual(first);
-    expect((await pool.take('Tron')).index).toBe(second.index + 1);
+  it('derives the rows still to derive first, the lowest first: indexes reserved before the pool and rows of another wallet', async () => {
+    await database.db.query(`INSERT INTO address_pool (network, address_index) VALUES ('Tron', 3), ('Tron', 7)`);
+    await database.db.query(`UPDATE address_counters SET next_index = 10 WHERE network = 'Tron'`);
+    const other = newPool({ Tron: hdVectors.wallets[1]!.Tron.xpub, Ethereum: XPUBS.Ethereum });
+    await other.fill('Tron');
+    const pool = newPool();
+    await pool.fill('Tron');
+    const filled = await rows();
+    // The other wallet's rows are derived again with this one's xpub, and topped up to the target.
+    expect(filled.map((r) => Number(r.address_index))).toEqual([3, 7, ...Array.from({ length: POOL_TARGET - 2 }, (_, i) => 10 + i)]);
+    expect(filled.map((r) => r.address)).toEqual(filled.map((r) => deriveTron(Number(r.address_index))));
+    expect(await counter()).toBe(10 + POOL_TARGET - 2);
   });
 
-  it('fails the takes waiting on a reservation that failed, and the next take reserves again', async () => {
+  it('runs one fill at a time: the calls made during a fill share the one after it', async () => {
+    const pool = newPool();
+    const first = pool.fill('Tron');
+    const sameTurn = pool.fill('Tron');
+    expect(sameTurn).toBe(first); // calls of one turn share a fill that has not started yet
+    await new Promise((resolve) => setImmediate(resolve)); // now it runs
+    const during = [pool.fill('Tron', 2), pool.fill('Tron', 3), pool.fill('Tron')];
+    expect(during[0]).toBe(during[1]);
+    await Promise.all([first, ...during]);
+    expect(fills).toBe(2);
+    expect(await counter()).toBe(POOL_TARGET + 5);
+  });
+
+  it('never draws an index twice when two processes fill at once', async () => {
+    const [a, b] = [newPool(), newPool()];
+    await Promise.all([a.fill('Tron', 40), b.fill('Tron', 40)]);
+    const filled = await rows();
+    const indexes = filled.map((r) => Number(r.address_index));
+    expect(indexes).toEqual(Array.from({ length: indexes.length }, (_, i) => i));
+    expect(indexes.length).toBeGreaterThanOrEqual(POOL_TARGET + 40);
+    expect(await counter()).toBe(indexes.length);
+  });
+
+  it('fails the callers of a fill that failed, and the next fill draws the same indexes', async () => {
+    const pool = newPool();
     failNext = new Error('the database is away');
-    const waiting = Array.from({ length: 3 }, () => pool.take('Tron'));
-    for (const take of waiting) await expect(take).rejects.toThrow('the database is away');
-    expect(reservations).toBe(1);
-    // No retry loop of its own: nothing more until a create asks.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(reservations).toBe(1);
-    expect((await pool.take('Tron')).address).toBe(wallet.Tron.addresses[0]);
-    expect(reservations).toBe(2);
+    await expect(pool.fill('Tron', 1)).rejects.toThrow('the database is away');
+    expect(await rows()).toEqual([]);
+    expect(await counter()).toBe(0);
+    await pool.fill('Tron');
+    expect((await rows())[0]!.address).toBe(wallet.Tron.addresses[0]);
   });
 
-  it('once closed, fails a take instead of reserving indexes or starting a thread', async () => {
+  it('once closed, fails a fill instead of drawing indexes or starting a thread', async () => {
+    const pool = newPool();
     await pool.close();
-    await expect(pool.take('Tron')).rejects.toThrow('the address pool is closed');
-    expect(reservations).toBe(0);
+    await expect(pool.fill('Tron')).rejects.toThrow('the address pool is closed');
+    expect(fills).toBe(0);
   });
 });

@@ -55,6 +55,6 @@ describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind
     expect(await insert(7)).toEqual([]);
     expect(await insert(9)).toHaveLength(1);
     expect(await db.query('SELECT count(*)::int AS n FROM job_leases')).toEqual([{ n: 0 }]);
-    expect(await db.query('SELECT count(*)::int AS n FROM address_reservations')).toEqual([{ n: 0 }]);
+    expect(await db.query('SELECT count(*)::int AS n FROM address_pool')).toEqual([{ n: 0 }]);
   });
 });
