@@ -109,6 +109,24 @@ export function callbackUrlProblem(text: string, policy: CallbackPolicy): string
   return undefined;
 }
 
+/**
+ * Names that are never on the public internet (RFC 2606, 6761, 6762, 7686, 8375, and ICANN's
+ * `.internal`): a callback to one is failed without a DNS query, so no resolver (and no tarpit behind
+ * one) is asked about it.
+ */
+const SPECIAL_USE_SUFFIXES = ['test', 'example', 'invalid', 'localhost', 'local', 'onion', 'internal', 'alt', 'home.arpa'];
+
+export function isSpecialUseName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.+$/, '');
+  return SPECIAL_USE_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
+}
+
+export class SpecialUseNameError extends Error {
+  constructor(host: string) {
+    super(`callback host ${host} is a special-use name, never on the public internet: not looked up`);
+  }
+}
+
 export class NonPublicDestinationError extends Error {
   constructor(host: string, address: string) {
     super(`callback host ${host} resolves to ${address}, which is not a public address`);
@@ -122,6 +140,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
  * lookup for IP literals: those are checked by callbackUrlProblem before the request is made.
  */
 export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  if (isSpecialUseName(hostname)) return callback(new SpecialUseNameError(hostname), []);
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
     const refused = addresses.find((a) => isNonPublicAddress(a.address));

@@ -1,7 +1,7 @@
 // Every deposit address the platform issued, with what was credited to it: what an operator needs to
 // sweep the deposits (`partner-api addresses export`). An address is issued with its order, so the
-// orders are the register of used indexes; an index reserved by the pool and never handed out (a
-// stopped process leaves some) is a gap.
+// orders are the register of used indexes; an index drawn into the pool and not yet taken is not
+// used, and one below a used index would be a gap (addresses/pool.ts keeps none).
 import type { Sql } from '../db/database.js';
 import { parseAccountXpub, type Network } from '../addresses/derivation.js';
 

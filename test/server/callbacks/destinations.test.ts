@@ -63,7 +63,20 @@ describe('the delivery lookup', () => {
     new Promise<{ error: Error | null; address: unknown }>((done) => publicOnlyLookup(host, { all }, (error, address) => done({ error, address })));
 
   it('refuses a name that resolves to a non-public address, in both callback forms', async () => {
-    expect((await resolve('localhost')).error?.message).toMatch(/not a public address/);
-    expect((await resolve('localhost', true)).error?.message).toMatch(/not a public address/);
+    // An address literal: the system answers it without a query.
+    expect((await resolve('127.0.0.1')).error?.message).toMatch(/not a public address/);
+    expect((await resolve('::1', true)).error?.message).toMatch(/not a public address/);
+  });
+
+  it('fails a special-use name without asking any resolver: the answer comes before the call returns', () => {
+    for (const host of ['merchant.example', 'shop.test', 'x.invalid', 'localhost', 'a.localhost', 'printer.local', 'abc.onion', 'db.internal', 'router.home.arpa', 'MERCHANT.EXAMPLE.']) {
+      let answered: Error | null | undefined;
+      publicOnlyLookup(host, { all: true }, (error) => (answered = error));
+      expect(answered?.message, host).toMatch(/special-use name, never on the public internet: not looked up/);
+    }
+    // Anything else goes to the system's lookup, which answers later (an address literal: no query).
+    let answered: unknown = 'none yet';
+    publicOnlyLookup('127.0.0.1', { all: true }, () => (answered = 'answered'));
+    expect(answered).toBe('none yet');
   });
 });
