@@ -5,7 +5,8 @@
 // The classification is api-smart-diff's (breaking / non-breaking / annotation, per OpenAPI rules that
 // treat requests and responses differently); see README, "Releasing the contract".
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { apiDiff, type Diff } from 'api-smart-diff';
 
@@ -129,22 +130,28 @@ function describe(change: Diff): string {
   return `${change.type.padEnd(12)} ${change.action.padEnd(8)} ${change.path.join(' › ')}`;
 }
 
-function check(argv: string[]): number {
+/** Where a command writes: the console, or a test's capture. */
+interface Output {
+  log(line: string): void;
+  error(line: string): void;
+}
+
+export function check(argv: string[], out: Output = console): number {
   const { values } = parseArgs({ args: argv, options: { base: { type: 'string' }, head: { type: 'string' }, changelog: { type: 'string' } } });
   const baseFile = values.base ?? newestRelease();
   const headFile = values.head ?? 'generated/openapi.json';
   const changelogFile = values.changelog ?? 'CHANGELOG.md';
   const changelog = existsSync(changelogFile) ? readFileSync(changelogFile, 'utf8') : '';
   const result = compareContracts(readDocument(baseFile), readDocument(headFile), changelog);
-  console.log(`contract ${result.head.text} (${headFile}) against release ${result.base.text} (${baseFile}):`);
-  for (const change of result.changes) console.log(`  ${describe(change)}`);
+  out.log(`contract ${result.head.text} (${headFile}) against release ${result.base.text} (${baseFile}):`);
+  for (const change of result.changes) out.log(`  ${describe(change)}`);
   const counts = `${result.changes.length} change(s), ${result.breaking.length} breaking`;
   if (result.problems.length > 0) {
-    for (const problem of result.problems) console.error(`check:breaking: ${problem}`);
-    console.error(`check:breaking: FAILED (${counts}); after bumping, add the CHANGELOG section and run npm run release:contract`);
+    for (const problem of result.problems) out.error(`check:breaking: ${problem}`);
+    out.error(`check:breaking: FAILED (${counts}); after bumping, add the CHANGELOG section and run npm run release:contract`);
     return 1;
   }
-  console.log(`check:breaking: ok (${counts})`);
+  out.log(`check:breaking: ok (${counts})`);
   return 0;
 }
 
@@ -162,10 +169,13 @@ function release(argv: string[]): number {
   return 0;
 }
 
-const [command, ...rest] = process.argv.slice(2);
-if (command === 'check') process.exitCode = check(rest);
-else if (command === 'release') process.exitCode = release(rest);
-else {
-  console.error('usage: tsx scripts/contract-release.ts check [--base FILE] [--head FILE] [--changelog FILE] | release [--force]');
-  process.exitCode = 64;
+// Run as a command (not when a test imports check()).
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  const [command, ...rest] = process.argv.slice(2);
+  if (command === 'check') process.exitCode = check(rest);
+  else if (command === 'release') process.exitCode = release(rest);
+  else {
+    console.error('usage: tsx scripts/contract-release.ts check [--base FILE] [--head FILE] [--changelog FILE] | release [--force]');
+    process.exitCode = 64;
+  }
 }
