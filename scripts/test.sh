@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # npm test: the contract checks (lint, drift, breaking changes), the type check and the build side by
 # side, since none needs another's output and each keeps one core busy; then the tests, which need the
-# build. Each step's output is printed whole when it is done; any step that fails fails the run.
+# build. Each step's output is printed whole when it is done; any step that fails fails the run. The
+# build emits the platform without type-checking it (tsc --noCheck, the same JavaScript): the type
+# check beside it checks those sources and the tests, so each source is checked once.
 # Arguments go to vitest (npm test -- test/server/http).
 set -uo pipefail
 cd "$(dirname "$0")/.."
