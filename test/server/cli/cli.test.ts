@@ -1,4 +1,8 @@
-// The partner-api command as an operator runs it: a real process, its output and exit codes.
+// The partner-api command as an operator runs it: its output and exit codes. Most commands run in this
+// process through runCli, which the shipped bin runs with the process's argv, environment and output
+// (a process costs half a second of CPU, one that opens the embedded database seconds, and the file ran
+// over a hundred); real processes where the process is what is tested: exit codes through process.exit (and that they
+// match runCli's), the server's banner, signals and logs, and the lock between processes.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -7,6 +11,9 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient } from '../../../src/client/index.js';
+import { runCli } from '../../../src/server/cli.js';
+import { readConfig } from '../../../src/server/config.js';
+import { openPlatform } from '../../../src/server/platform.js';
 import { signRequest } from '../../../src/signing/index.js';
 import { PARTNER_API_BIN as BIN, startPartnerApi, type Credentials } from '../../support/partner-api.js';
 import type { Started } from '../../support/processes.js';
@@ -28,7 +35,23 @@ function sharedDataDir() {
   return (shared ??= freshDataDir());
 }
 
-async function cli(args: string[], env: Record<string, string> = {}) {
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A command run in this process, as bin/partner-api.js runs it but with this environment and output. */
+async function cli(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
+  let stdout = '';
+  let stderr = '';
+  const output = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } };
+  const code = await runCli(args, { env: { ...process.env, ...env }, ...output });
+  return { code, stdout, stderr };
+}
+
+/** The shipped command, a process of its own. */
+async function command(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
   try {
     const { stdout, stderr } = await run('node', [BIN, ...args], { env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
@@ -95,15 +118,18 @@ describe('operator commands', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('partner-api: no merchant has the API key pk_test_nobody\n');
 
-    const platform = await startPartnerApi({ ...env, LOG_LEVEL: 'silent' });
+    // The platform on that data directory, as serve opens it, listening on a free port.
+    const platform = await openPlatform(readConfig({ ...env, LOG_LEVEL: 'silent' }), { logger: false });
     try {
-      const old = await platform.client(before).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-old') });
+      const baseUrl = await platform.app.fastify.listen({ host: '127.0.0.1', port: 0 });
+      const client = (credentials: Credentials) => createPartnerClient({ baseUrl, apiKey: credentials.apiKey, apiSecret: credentials.apiSecret });
+      const old = await client(before).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-old') });
       expect(old.response.status).toBe(401);
       expect(old.error).toMatchObject({ code: 'invalid_signature' });
-      const fresh = await platform.client(after).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-new') });
+      const fresh = await client(after).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-new') });
       expect(fresh.response.status).toBe(201);
     } finally {
-      await platform.stop();
+      await platform.close();
     }
   });
 
@@ -181,13 +207,25 @@ describe('partner-api as shipped software: help, version, usage errors, one line
   }
 
   it('--version at the top, and the group help of merchants', async () => {
-    const version = await cli(['--version'], env());
+    // The shipped command: its version comes from the package.json beside dist/.
+    const version = await command(['--version'], env());
     expect(version.code).toBe(0);
     expect(version.stdout).toBe(`partner-api ${JSON.parse(readFileSync('package.json', 'utf8')).version} (contract ${JSON.parse(readFileSync('generated/openapi.json', 'utf8')).info.version})\n`);
     const group = await cli(['merchants', '--help'], env());
     expect(group.code).toBe(0);
     expect(group.stdout).toContain('merchants create');
     expect(group.stdout).toContain('merchants rotate-secrets');
+  });
+
+  it.each([
+    [[], 64],
+    [['frobnicate'], 64],
+    [['serve', '--mode', 'staging'], 78],
+    [['serve', '--help'], 0],
+  ])('the shipped command %j prints what runCli prints and exits with its code, %i', async (args, code) => {
+    const inProcess = await cli(args, env());
+    expect(inProcess.code).toBe(code);
+    expect(await command(args, env())).toEqual(inProcess);
   });
 
   it.each([
@@ -216,10 +254,11 @@ describe('partner-api as shipped software: help, version, usage errors, one line
   });
 
   it('a database it cannot reach, a bad setting: one line, no stack, SQL or driver text', async () => {
-    const unreachable = await cli(['merchants', 'create', '--name', 'X'], { ...env(), DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' });
+    // The shipped command: exits 69 and 78 through process.exit, its stderr as the operator sees it.
+    const unreachable = await command(['merchants', 'create', '--name', 'X'], { ...env(), DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' });
     expect(unreachable.code).toBe(69);
     expect(unreachable.stderr).toBe('partner-api: cannot reach the database (ECONNREFUSED): check DATABASE_URL and that the server is up\n');
-    const badSetting = await cli(['callbacks', 'list', '--rate-limit', 'lots'], env());
+    const badSetting = await command(['callbacks', 'list', '--rate-limit', 'lots'], env());
     expect(badSetting.code).toBe(78);
     expect(badSetting.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     for (const output of [unreachable.stderr, badSetting.stderr]) {
@@ -281,7 +320,7 @@ describe('partner-api serve', () => {
   });
 
   it('refuses an operator command on its open embedded database, with a clear message', async () => {
-    const { code, stderr } = await cli(['merchants', 'create', '--name', 'X'], { DATA_DIR: dataDir });
+    const { code, stderr } = await command(['merchants', 'create', '--name', 'X'], { DATA_DIR: dataDir });
     expect(code).toBe(1);
     expect(stderr).toMatch(/is open in process \d+/);
   });
