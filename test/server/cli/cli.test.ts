@@ -1,8 +1,8 @@
 // The partner-api command as an operator runs it: its output and exit codes. Most commands run in this
-// process through runCli, which the shipped bin runs with the process's argv, environment and output
-// (a process costs half a second of CPU, one that opens the embedded database seconds, and the file ran
-// over a hundred); real processes where the process is what is tested: exit codes through process.exit (and that they
-// match runCli's), the server's banner, signals and logs, and the lock between processes.
+// process through runCli, which the shipped bin runs with the process's argv, environment and output: a
+// process per command cost seconds of CPU each, over a hundred times. Real processes where the process
+// is what is tested: exit codes through process.exit (and that they match runCli's), the server's
+// banner, signals and logs, and the lock between processes.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
