@@ -15,6 +15,7 @@ import { runCli } from '../../../src/server/cli.js';
 import { readConfig } from '../../../src/server/config.js';
 import { openPlatform } from '../../../src/server/platform.js';
 import { signRequest } from '../../../src/signing/index.js';
+import { dataDirWithDatabase } from '../../support/data-directory.js';
 import { PARTNER_API_BIN as BIN, startPartnerApi, type Credentials } from '../../support/partner-api.js';
 import type { Started } from '../../support/processes.js';
 import { orderRequest } from '../../fixtures/orders.js';
@@ -28,11 +29,12 @@ function freshDataDir() {
   return dir;
 }
 
-let shared: string | undefined;
-/** One data directory for the commands below that only need a database, not a new one: the first
- * command there creates the embedded database, which costs seconds of CPU; each later one opens it. */
+let shared: Promise<string> | undefined;
+/** One data directory for the commands below that only need a database, not a new one: it holds the
+ * run's migrated database from the start (a new one is created by the serve tests below, and by the
+ * installed package's first command in test/package/platform-package.test.ts). */
 function sharedDataDir() {
-  return (shared ??= freshDataDir());
+  return (shared ??= dataDirWithDatabase(freshDataDir()));
 }
 
 interface Outcome {
@@ -94,7 +96,7 @@ describe('partner-api refuses a bad configuration at start', () => {
 
 describe('operator commands', () => {
   it('creates a merchant and prints its credentials as JSON', async () => {
-    const { code, stdout } = await cli(['merchants', 'create', '--name', 'Shop', '--json'], { DATA_DIR: sharedDataDir() });
+    const { code, stdout } = await cli(['merchants', 'create', '--name', 'Shop', '--json'], { DATA_DIR: await sharedDataDir() });
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({
       name: 'Shop',
@@ -106,7 +108,7 @@ describe('operator commands', () => {
   });
 
   it("rotates a merchant's secrets: the old API secret is refused, the new one works", async () => {
-    const env = { DATA_DIR: sharedDataDir() };
+    const env = { DATA_DIR: await sharedDataDir() };
     const before = JSON.parse((await cli(['merchants', 'create', '--name', 'R', '--json'], env)).stdout) as Credentials & { merchantId: string };
     const rotated = await cli(['merchants', 'rotate-secrets', '--api-key', before.apiKey, '--json'], env);
     expect(rotated.code).toBe(0);
@@ -134,7 +136,7 @@ describe('operator commands', () => {
   });
 
   it('creates a withdrawal and moves its status once', async () => {
-    const env = { DATA_DIR: sharedDataDir() };
+    const env = { DATA_DIR: await sharedDataDir() };
     const merchant = JSON.parse((await cli(['merchants', 'create', '--name', 'W', '--json'], env)).stdout) as { apiKey: string };
     const created = await cli(
       ['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'wd-9', '--amount', '0.1', '--blockchain', 'Ethereum',
@@ -247,7 +249,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['deposits', 'rescan', '--order', '6f1c0000-0000-4000-8000-000000000000'], 'partner-api: no order 6f1c0000-0000-4000-8000-000000000000'],
     [['merchants', 'rotate-secrets', '--api-key', 'pk_none'], 'partner-api: no merchant has the API key pk_none'],
   ])('nothing found %j: one line, exit 1', async (args, line) => {
-    const { code, stdout, stderr } = await cli(args, { DATA_DIR: sharedDataDir() });
+    const { code, stdout, stderr } = await cli(args, { DATA_DIR: await sharedDataDir() });
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toBe(`${line}\n`);

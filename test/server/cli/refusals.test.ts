@@ -5,13 +5,12 @@
 // root, without the capabilities that let root pass them (setpriv drops them): still uid 0, so the
 // command reads the project and the Node binary wherever they are, which another user may not.
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pgliteDump } from '../../support/database-templates.js';
+import { dataDirWithDatabase } from '../../support/data-directory.js';
 import { PARTNER_API_BIN } from '../../support/partner-api.js';
 
 /** What lets root bind a port below 1024 and write where its permission bits say no. */
@@ -24,24 +23,6 @@ function tempDir(mode = 0o700): string {
   chmodSync(dir, mode);
   dirs.push(dir);
   return dir;
-}
-
-/**
- * `parent`/data with the run's migrated database in it (../../support/database-templates.ts), for the
- * port refusals, which come after serve has opened its database: creating a new one would cost seconds
- * of CPU that they do not test (cli.test.ts's serve tests start on a new data directory). Where no
- * global setup ran, serve creates it as usual.
- */
-async function dataDirWithDatabase(parent: string): Promise<string> {
-  const dataDir = join(parent, 'data');
-  const dump = pgliteDump('migrated');
-  if (dump) {
-    mkdirSync(dataDir, { mode: 0o700 });
-    const db = new PGlite({ dataDir: join(dataDir, 'pglite'), loadDataDir: dump });
-    await db.waitReady;
-    await db.close();
-  }
-  return dataDir;
 }
 
 interface Outcome {
@@ -82,13 +63,15 @@ describe('serve refuses what the operating system refuses, in one line', () => {
   });
   afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 
+  // The port refusals come after serve has opened its database: a data directory that holds one spares
+  // them creating it (the data directory's own refusals are below; a new one starts cli.test.ts's serve).
   it('a port in use (EADDRINUSE): 69', { timeout: 120_000 }, async () => {
-    const outcome = await partnerApi(['serve', '--port', String(port), '--data-dir', await dataDirWithDatabase(tempDir())]);
+    const outcome = await partnerApi(['serve', '--port', String(port), '--data-dir', await dataDirWithDatabase(join(tempDir(), 'data'))]);
     expectOneLine(outcome, 69, new RegExp(`^partner-api: PORT ${port} is in use on 127\\.0\\.0\\.1 by another process \\(EADDRINUSE\\)`));
   });
 
   it('a port below 1024 for a user without the privilege (EACCES): 78', { timeout: 120_000 }, async () => {
-    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', await dataDirWithDatabase(tempDir(0o777))], { unprivileged: true });
+    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', await dataDirWithDatabase(join(tempDir(0o777), 'data'))], { unprivileged: true });
     expectOneLine(outcome, 78, /^partner-api: bad configuration: PORT 80: this user may not listen on 127\.0\.0\.1:80 \(EACCES\)/);
   });
 
