@@ -5,7 +5,7 @@
 // directory cannot be created, 78 configuration (a bad setting, a port or host the OS refuses).
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { COMMANDS, type Command } from './cli/commands.js';
+import { COMMANDS, type Command, type Io } from './cli/commands.js';
 import { RefusedError, UsageError } from './cli/errors.js';
 import type { Flags } from './cli/flags.js';
 import { ConfigError, isSecretSetting, readConfig, SETTING_NAMES, settingEnv } from './config.js';
@@ -118,19 +118,19 @@ function parseCommandFlags(command: Command, args: string[]): Flags {
   }
 }
 
-async function run(argv: string[]): Promise<number> {
+async function run(argv: string[], io: Io): Promise<number> {
   if (argv.length === 0) throw new UsageError('a command is required');
   if (argv.includes('--version')) {
-    process.stdout.write(version() + '\n');
+    io.stdout.write(version() + '\n');
     return EXIT.ok;
   }
   const asksHelp = argv[0] === 'help' || argv.includes('--help') || argv.includes('-h');
   const words = (argv[0] === 'help' ? argv.slice(1) : argv).filter((a) => !a.startsWith('-'));
   const { command, group } = findCommand(words);
   if (asksHelp) {
-    if (command) process.stdout.write(commandHelp(command) + '\n');
-    else if (group.length > 0) process.stdout.write(overview(group, `partner-api ${group[0]!.words[0]}: its commands`) + '\n');
-    else if (words.length === 0) process.stdout.write(overview() + '\n');
+    if (command) io.stdout.write(commandHelp(command) + '\n');
+    else if (group.length > 0) io.stdout.write(overview(group, `partner-api ${group[0]!.words[0]}: its commands`) + '\n');
+    else if (words.length === 0) io.stdout.write(overview() + '\n');
     else throw new UsageError(`unknown command ${words.join(' ')}`);
     return EXIT.ok;
   }
@@ -140,7 +140,7 @@ async function run(argv: string[]): Promise<number> {
   }
   try {
     const flags = parseCommandFlags(command, argv.slice(command.words.length));
-    await command.run(flags, readConfig(process.env, flags));
+    await command.run(flags, readConfig(io.env, flags), io);
   } catch (error) {
     if (error instanceof UsageError) error.cause ??= command; // its help is the one to point at
     throw error;
@@ -149,8 +149,8 @@ async function run(argv: string[]): Promise<number> {
 }
 
 /** One line for the operator, and the exit code; the stack only with LOG_LEVEL=debug or trace. */
-function report(error: unknown, argv: string[]): number {
-  const write = (line: string) => process.stderr.write(`partner-api: ${line}\n`);
+function report(error: unknown, argv: string[], io: Io): number {
+  const write = (line: string) => io.stderr.write(`partner-api: ${line}\n`);
   if (error instanceof UsageError) {
     const command = error.cause as Command | undefined;
     const help = command ? `partner-api ${name(command)} --help` : `partner-api ${argv[0] && COMMANDS.some((c) => c.words[0] === argv[0]) ? `${argv[0]} ` : ''}--help`;
@@ -182,19 +182,26 @@ function report(error: unknown, argv: string[]): number {
     write(`cannot reach the database (${code}): check DATABASE_URL and that the server is up`);
     return EXIT.unavailable;
   }
-  const debug = /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') || /--log-level[= ](debug|trace)\b/.test(argv.join(' '));
+  const debug = /^(debug|trace)$/.test(io.env.LOG_LEVEL ?? '') || /--log-level[= ](debug|trace)\b/.test(argv.join(' '));
   const details = debug ? 'its stack follows' : 'run with LOG_LEVEL=debug for details';
   if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) write(`the database refused the operation (SQLSTATE class ${code.slice(0, 2)}); ${details}`);
   else write(`unexpected error (${(error as Error)?.name ?? typeof error}); ${details}`);
-  if (debug) process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
+  if (debug) io.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
   return EXIT.software;
 }
 
-const argv = process.argv.slice(2);
-run(argv).then(
-  (code) => {
-    // serve keeps running; every other command ends here, with its exit code.
-    if (code !== EXIT.ok) process.exit(code);
-  },
-  (error: unknown) => process.exit(report(error, argv)),
-);
+/** Runs a command line and returns its exit code; what it prints goes to `io` (a test's, or the process's through main). */
+export async function runCli(argv: string[], io: Io): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (error) {
+    return report(error, argv, io);
+  }
+}
+
+/** The process's entry (bin/partner-api.js): its command line, environment and output, and its exit code. */
+export async function main(): Promise<void> {
+  const code = await runCli(process.argv.slice(2), { env: process.env, stdout: process.stdout, stderr: process.stderr });
+  // serve keeps running; every other command ends here, with its exit code.
+  if (code !== EXIT.ok) process.exit(code);
+}

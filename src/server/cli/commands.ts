@@ -20,13 +20,20 @@ export interface FlagSpec {
   required?: boolean;
 }
 
+/** What a command reads its settings from and writes to: the process's own (../cli.ts main), or a test's. */
+export interface Io {
+  env: Record<string, string | undefined>;
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
 export interface Command {
   /** The words that name it, e.g. ['merchants', 'create']. */
   words: string[];
   summary: string;
   flags: Record<string, FlagSpec>;
   example: string;
-  run(flags: Flags, config: Config): Promise<void>;
+  run(flags: Flags, config: Config, io: Io): Promise<void>;
 }
 
 const JSON_FLAG: FlagSpec = { description: 'print the result as JSON' };
@@ -38,12 +45,12 @@ function workerCount(flags: Flags): number {
   return count;
 }
 
-function print(flags: Flags, value: unknown, text: string) {
-  process.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
+function print(io: Io, flags: Flags, value: unknown, text: string) {
+  io.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
 }
 
-function printCredentials(flags: Flags, credentials: object) {
-  print(flags, credentials, Object.entries(credentials).map(([k, v]) => `${k}: ${v}`).join('\n'));
+function printCredentials(io: Io, flags: Flags, credentials: object) {
+  print(io, flags, credentials, Object.entries(credentials).map(([k, v]) => `${k}: ${v}`).join('\n'));
 }
 
 async function withPlatform<T>(config: Config, work: (platform: Platform) => Promise<T>): Promise<T> {
@@ -57,9 +64,9 @@ async function withPlatform<T>(config: Config, work: (platform: Platform) => Pro
 
 /** A command that opens the platform, asks `handler` for a result, and prints it (as JSON with --json). */
 function printedResult(handler: (platform: Platform, flags: Flags) => Promise<{ value: unknown; text: string }>) {
-  return async (flags: Flags, config: Config) => {
+  return async (flags: Flags, config: Config, io: Io) => {
     const { value, text } = await withPlatform(config, (platform) => handler(platform, flags));
-    print(flags, value, text);
+    print(io, flags, value, text);
   };
 }
 
@@ -76,10 +83,10 @@ export const COMMANDS: Command[] = [
     summary: "creates a merchant and prints its API key, API secret and callback secret (shown once)",
     flags: { name: { value: 'NAME', description: "the merchant's name, 1 to 200 characters", required: true }, json: JSON_FLAG },
     example: 'partner-api merchants create --name "Acme Shop" --json',
-    async run(flags, config) {
+    async run(flags, config, io) {
       const name = required(flags, 'name');
       if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
-      printCredentials(flags, await withPlatform(config, (p) => p.merchants.create(name)));
+      printCredentials(io, flags, await withPlatform(config, (p) => p.merchants.create(name)));
     },
   },
   {
@@ -87,11 +94,11 @@ export const COMMANDS: Command[] = [
     summary: "gives a merchant a new API secret and callback secret (printed once); the old ones stop working",
     flags: { 'api-key': { value: 'KEY', description: "the merchant's API key", required: true }, json: JSON_FLAG },
     example: 'partner-api merchants rotate-secrets --api-key pk_test_… --json',
-    async run(flags, config) {
+    async run(flags, config, io) {
       const apiKey = required(flags, 'api-key');
       const credentials = await withPlatform(config, (p) => p.merchants.rotateSecrets(apiKey));
       if (!credentials) throw new RefusedError(`no merchant has the API key ${apiKey}`);
-      printCredentials(flags, credentials);
+      printCredentials(io, flags, credentials);
     },
   },
   {
@@ -106,7 +113,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api withdrawals create --api-key pk_test_… --external-id wd-1 --amount 12.5 --blockchain Tron --destination-address T…',
-    async run(flags, config) {
+    async run(flags, config, io) {
       const amountUnits = parseDecimalUnits(required(flags, 'amount'));
       if (amountUnits === undefined || amountUnits === 0n || amountUnits > 1_000_000_000n * 1_000_000n) {
         throw new UsageError('--amount must be a positive decimal of whole USDT up to 1000000000 with at most 6 decimals, e.g. 12.5');
@@ -127,7 +134,7 @@ export const COMMANDS: Command[] = [
           throw error;
         }
       });
-      print(flags, withdrawal, `withdrawal ${withdrawal.uuid} created (${withdrawal.status})`);
+      print(io, flags, withdrawal, `withdrawal ${withdrawal.uuid} created (${withdrawal.status})`);
     },
   },
   {
@@ -139,7 +146,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api withdrawals set-status --uuid 6f1c… --status DONE',
-    async run(flags, config) {
+    async run(flags, config, io) {
       const uuid = required(flags, 'uuid');
       const status = required(flags, 'status') as WithdrawalStatus;
       if (!WITHDRAWAL_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
@@ -147,7 +154,7 @@ export const COMMANDS: Command[] = [
       const result = await withPlatform(config, (p) => p.withdrawals.setStatus(uuid, status));
       if (result === undefined) throw new RefusedError(`no withdrawal ${uuid}`);
       if (result === 'refused') throw new RefusedError(`withdrawal ${uuid} is final and cannot move to ${status}`);
-      print(flags, result, `withdrawal ${uuid} is ${result.status}`);
+      print(io, flags, result, `withdrawal ${uuid} is ${result.status}`);
     },
   },
   {
@@ -160,7 +167,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api callbacks list --state failed --limit 20',
-    async run(flags, config) {
+    async run(flags, config, io) {
       const state = flags.state as string | undefined;
       if (state !== undefined && !CALLBACK_STATES.includes(state as CallbackState)) throw new UsageError(`--state must be one of ${CALLBACK_STATES.join(', ')}`);
       const order = flags.order as string | undefined;
@@ -168,7 +175,7 @@ export const COMMANDS: Command[] = [
       const limit = Number(flags.limit ?? 50);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
       const events = await withPlatform(config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, order, limit }));
-      print(flags, events, events.map(formatCallback).join('\n') || 'no callbacks');
+      print(io, flags, events, events.map(formatCallback).join('\n') || 'no callbacks');
     },
   },
   {
@@ -176,13 +183,13 @@ export const COMMANDS: Command[] = [
     summary: 'sends a callback event again, under the same webhook-id',
     flags: { 'webhook-id': { value: 'ID', description: "the event's webhook-id (see callbacks list)", required: true }, json: JSON_FLAG },
     example: 'partner-api callbacks redeliver --webhook-id msg_…',
-    async run(flags, config) {
+    async run(flags, config, io) {
       const webhookId = required(flags, 'webhook-id');
       const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId)).catch((error: unknown) => {
         throw error instanceof CallbackInFlightError ? new RefusedError(error.message) : error;
       });
       if (!event) throw new RefusedError(`no callback ${webhookId}`);
-      print(flags, event, `callback ${webhookId} will be delivered again (same webhook-id)`);
+      print(io, flags, event, `callback ${webhookId} will be delivered again (same webhook-id)`);
     },
   },
   {
@@ -206,12 +213,12 @@ export const COMMANDS: Command[] = [
       json: { description: 'print JSON (the addresses and each network\'s indexes) instead of CSV' },
     },
     example: 'partner-api addresses export --network Tron --from 2026-11-01 > tron-addresses.csv',
-    async run(flags, config) {
+    async run(flags, config, io) {
       const exported = await withPlatform(config, (p) => addressesExport(p, flags));
-      if (flags.json) process.stdout.write(exported.json + '\n');
+      if (flags.json) io.stdout.write(exported.json + '\n');
       else {
-        process.stdout.write(exported.csv);
-        process.stderr.write(exported.summary + '\n'); // beside the CSV, not in it
+        io.stdout.write(exported.csv);
+        io.stderr.write(exported.summary + '\n'); // beside the CSV, not in it
       }
     },
   },

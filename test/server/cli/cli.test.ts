@@ -1,4 +1,8 @@
-// The partner-api command as an operator runs it: a real process, its output and exit codes.
+// The partner-api command as an operator runs it: its output and exit codes. Most commands run in this
+// process through runCli, which the shipped bin runs with the process's argv, environment and output: a
+// process per command cost seconds of CPU each, over a hundred times. Real processes where the process
+// is what is tested: exit codes through process.exit (and that they match runCli's), the server's
+// banner, signals and logs, and the lock between processes.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -7,7 +11,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient } from '../../../src/client/index.js';
+import { runCli } from '../../../src/server/cli.js';
+import { readConfig } from '../../../src/server/config.js';
+import { openPlatform } from '../../../src/server/platform.js';
 import { signRequest } from '../../../src/signing/index.js';
+import { dataDirWithDatabase } from '../../support/data-directory.js';
 import { PARTNER_API_BIN as BIN, startPartnerApi, type Credentials } from '../../support/partner-api.js';
 import type { Started } from '../../support/processes.js';
 import { orderRequest } from '../../fixtures/orders.js';
@@ -21,14 +29,31 @@ function freshDataDir() {
   return dir;
 }
 
-let shared: string | undefined;
-/** One data directory for the commands below that only need a database, not a new one: the first
- * command there creates the embedded database, which costs seconds of CPU; each later one opens it. */
+let shared: Promise<string> | undefined;
+/** One data directory for the commands below that only need a database, not a new one: it holds the
+ * run's migrated database from the start (a new one is created by the serve tests below, and by the
+ * installed package's first command in test/package/platform-package.test.ts). */
 function sharedDataDir() {
-  return (shared ??= freshDataDir());
+  return (shared ??= dataDirWithDatabase(freshDataDir()));
 }
 
-async function cli(args: string[], env: Record<string, string> = {}) {
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A command run in this process, as bin/partner-api.js runs it but with this environment and output. */
+async function cli(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
+  let stdout = '';
+  let stderr = '';
+  const output = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } };
+  const code = await runCli(args, { env: { ...process.env, ...env }, ...output });
+  return { code, stdout, stderr };
+}
+
+/** The shipped command, a process of its own. */
+async function command(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
   try {
     const { stdout, stderr } = await run('node', [BIN, ...args], { env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
@@ -71,7 +96,7 @@ describe('partner-api refuses a bad configuration at start', () => {
 
 describe('operator commands', () => {
   it('creates a merchant and prints its credentials as JSON', async () => {
-    const { code, stdout } = await cli(['merchants', 'create', '--name', 'Shop', '--json'], { DATA_DIR: sharedDataDir() });
+    const { code, stdout } = await cli(['merchants', 'create', '--name', 'Shop', '--json'], { DATA_DIR: await sharedDataDir() });
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toEqual({
       name: 'Shop',
@@ -83,7 +108,7 @@ describe('operator commands', () => {
   });
 
   it("rotates a merchant's secrets: the old API secret is refused, the new one works", async () => {
-    const env = { DATA_DIR: sharedDataDir() };
+    const env = { DATA_DIR: await sharedDataDir() };
     const before = JSON.parse((await cli(['merchants', 'create', '--name', 'R', '--json'], env)).stdout) as Credentials & { merchantId: string };
     const rotated = await cli(['merchants', 'rotate-secrets', '--api-key', before.apiKey, '--json'], env);
     expect(rotated.code).toBe(0);
@@ -95,20 +120,23 @@ describe('operator commands', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('partner-api: no merchant has the API key pk_test_nobody\n');
 
-    const platform = await startPartnerApi({ ...env, LOG_LEVEL: 'silent' });
+    // The platform on that data directory, as serve opens it, listening on a free port.
+    const platform = await openPlatform(readConfig({ ...env, LOG_LEVEL: 'silent' }), { logger: false });
     try {
-      const old = await platform.client(before).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-old') });
+      const baseUrl = await platform.app.fastify.listen({ host: '127.0.0.1', port: 0 });
+      const client = (credentials: Credentials) => createPartnerClient({ baseUrl, apiKey: credentials.apiKey, apiSecret: credentials.apiSecret });
+      const old = await client(before).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-old') });
       expect(old.response.status).toBe(401);
       expect(old.error).toMatchObject({ code: 'invalid_signature' });
-      const fresh = await platform.client(after).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-new') });
+      const fresh = await client(after).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-new') });
       expect(fresh.response.status).toBe(201);
     } finally {
-      await platform.stop();
+      await platform.close();
     }
   });
 
   it('creates a withdrawal and moves its status once', async () => {
-    const env = { DATA_DIR: sharedDataDir() };
+    const env = { DATA_DIR: await sharedDataDir() };
     const merchant = JSON.parse((await cli(['merchants', 'create', '--name', 'W', '--json'], env)).stdout) as { apiKey: string };
     const created = await cli(
       ['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'wd-9', '--amount', '0.1', '--blockchain', 'Ethereum',
@@ -181,13 +209,25 @@ describe('partner-api as shipped software: help, version, usage errors, one line
   }
 
   it('--version at the top, and the group help of merchants', async () => {
-    const version = await cli(['--version'], env());
+    // The shipped command: its version comes from the package.json beside dist/.
+    const version = await command(['--version'], env());
     expect(version.code).toBe(0);
     expect(version.stdout).toBe(`partner-api ${JSON.parse(readFileSync('package.json', 'utf8')).version} (contract ${JSON.parse(readFileSync('generated/openapi.json', 'utf8')).info.version})\n`);
     const group = await cli(['merchants', '--help'], env());
     expect(group.code).toBe(0);
     expect(group.stdout).toContain('merchants create');
     expect(group.stdout).toContain('merchants rotate-secrets');
+  });
+
+  it.each([
+    [[], 64],
+    [['frobnicate'], 64],
+    [['serve', '--mode', 'staging'], 78],
+    [['serve', '--help'], 0],
+  ])('the shipped command %j prints what runCli prints and exits with its code, %i', async (args, code) => {
+    const inProcess = await cli(args, env());
+    expect(inProcess.code).toBe(code);
+    expect(await command(args, env())).toEqual(inProcess);
   });
 
   it.each([
@@ -209,17 +249,18 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['deposits', 'rescan', '--order', '6f1c0000-0000-4000-8000-000000000000'], 'partner-api: no order 6f1c0000-0000-4000-8000-000000000000'],
     [['merchants', 'rotate-secrets', '--api-key', 'pk_none'], 'partner-api: no merchant has the API key pk_none'],
   ])('nothing found %j: one line, exit 1', async (args, line) => {
-    const { code, stdout, stderr } = await cli(args, { DATA_DIR: sharedDataDir() });
+    const { code, stdout, stderr } = await cli(args, { DATA_DIR: await sharedDataDir() });
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr).toBe(`${line}\n`);
   });
 
   it('a database it cannot reach, a bad setting: one line, no stack, SQL or driver text', async () => {
-    const unreachable = await cli(['merchants', 'create', '--name', 'X'], { ...env(), DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' });
+    // The shipped command: exits 69 and 78 through process.exit, its stderr as the operator sees it.
+    const unreachable = await command(['merchants', 'create', '--name', 'X'], { ...env(), DATABASE_URL: 'postgres://nobody@127.0.0.1:9/none' });
     expect(unreachable.code).toBe(69);
     expect(unreachable.stderr).toBe('partner-api: cannot reach the database (ECONNREFUSED): check DATABASE_URL and that the server is up\n');
-    const badSetting = await cli(['callbacks', 'list', '--rate-limit', 'lots'], env());
+    const badSetting = await command(['callbacks', 'list', '--rate-limit', 'lots'], env());
     expect(badSetting.code).toBe(78);
     expect(badSetting.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     for (const output of [unreachable.stderr, badSetting.stderr]) {
@@ -281,7 +322,7 @@ describe('partner-api serve', () => {
   });
 
   it('refuses an operator command on its open embedded database, with a clear message', async () => {
-    const { code, stderr } = await cli(['merchants', 'create', '--name', 'X'], { DATA_DIR: dataDir });
+    const { code, stderr } = await command(['merchants', 'create', '--name', 'X'], { DATA_DIR: dataDir });
     expect(code).toBe(1);
     expect(stderr).toMatch(/is open in process \d+/);
   });

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataDirWithDatabase } from '../../support/data-directory.js';
 import { PARTNER_API_BIN } from '../../support/partner-api.js';
 
 /** What lets root bind a port below 1024 and write where its permission bits say no. */
@@ -62,13 +63,15 @@ describe('serve refuses what the operating system refuses, in one line', () => {
   });
   afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 
+  // The port refusals come after serve has opened its database: a data directory that holds one spares
+  // them creating it (the data directory's own refusals are below; a new one starts cli.test.ts's serve).
   it('a port in use (EADDRINUSE): 69', { timeout: 120_000 }, async () => {
-    const outcome = await partnerApi(['serve', '--port', String(port), '--data-dir', join(tempDir(), 'data')]);
+    const outcome = await partnerApi(['serve', '--port', String(port), '--data-dir', await dataDirWithDatabase(join(tempDir(), 'data'))]);
     expectOneLine(outcome, 69, new RegExp(`^partner-api: PORT ${port} is in use on 127\\.0\\.0\\.1 by another process \\(EADDRINUSE\\)`));
   });
 
   it('a port below 1024 for a user without the privilege (EACCES): 78', { timeout: 120_000 }, async () => {
-    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', join(tempDir(0o777), 'data')], { unprivileged: true });
+    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', await dataDirWithDatabase(join(tempDir(0o777), 'data'))], { unprivileged: true });
     expectOneLine(outcome, 78, /^partner-api: bad configuration: PORT 80: this user may not listen on 127\.0\.0\.1:80 \(EACCES\)/);
   });
 
