@@ -5,8 +5,7 @@
 // transfer once and never the re-mined one twice.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HDKey } from '@scure/bip32';
@@ -17,6 +16,7 @@ import { PARTNER_API_BIN as BIN, startPartnerApi, type RunningPartnerApi } from 
 import { until } from '../../support/processes.js';
 import { startFaultProxy, type FaultProxy } from '../../support/rpc-fault-proxy.js';
 import { orderRequest } from '../../fixtures/orders.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 
 const execFileAsync = promisify(execFile);
 const CONFIRMATIONS = 2;
@@ -58,7 +58,7 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     proxy = await startFaultProxy(chain.rpcUrl);
     proxy.faults.ignoreAddressFilter = true;
     const seed = randomBytes(32);
-    dataDir = mkdtempSync(join(tmpdir(), 'partner-halt-'));
+    dataDir = copiedDataDirectory('partner-halt-');
     env = {
       PARTNER_API_MODE: 'live',
       PUBLIC_URL: 'https://pay.partner.example',
