@@ -13,6 +13,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { openPostgres } from '../../src/server/db/database.js';
 import { migrate } from '../../src/server/db/migrate.js';
+import { restrictToOwner } from '../../src/server/db/data-directory.js';
 import { openDatabase } from '../../src/server/db/open.js';
 
 export type Schema = 'empty' | 'migrated';
@@ -118,6 +119,7 @@ export async function makeTemplates(postgresUrl: string | undefined): Promise<()
     await migrate(opened.db);
     await closeDatabase(opened);
     await dumpCluster(cluster, join(dir, 'pglite-migrated.tar'));
+    restrictToOwner(dataDirectory.dataDir); // as the platform leaves it: the dumps' openings wrote files with PGlite's modes
     process.env[DUMPS_VARIABLE] = dir;
 
     if (postgresUrl) {
