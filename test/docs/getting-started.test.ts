@@ -2,14 +2,14 @@
 // `export` lines, and the guide's Getting started runs verbatim in a shell that pasted them; every
 // sample, the guide and the client's README read the credentials by those same names.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeBlocks, guideSection } from '../support/guide.js';
 import { removeAll, ROOT } from '../support/packages.js';
 import { startPartnerApi, type RunningPartnerApi } from '../support/partner-api.js';
+import { copiedDataDirectory } from '../support/database-templates.js';
 
 const NAMES = ['PARTNER_API_URL', 'PARTNER_API_KEY', 'PARTNER_API_SECRET', 'PARTNER_CALLBACK_SECRET'];
 const [environmentBlock, firstCallBlock] = codeBlocks(guideSection('# Getting started')).filter((b) => b.lang === 'sh');
@@ -19,7 +19,7 @@ let server: RunningPartnerApi;
 let exportLines: string[];
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'partner-getting-started-'));
+  dataDir = copiedDataDirectory('partner-getting-started-');
   server = await startPartnerApi({ DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
   exportLines = server.process.output().split('\n').filter((line) => /^\s*export /.test(line)).map((line) => line.trim());
 });

@@ -1,19 +1,24 @@
 // Databases made once per test run and copied for every test that needs one. A new PGlite cluster costs
 // seconds of CPU (its initdb runs in WebAssembly) and the suite opens dozens, so the global setup
-// (./global-setup.ts) makes one PGlite cluster, dumps it empty and migrated, and on PostgreSQL migrates
-// one database to serve as a template. freshDatabase and migratedDatabase (./platform.ts) start from
-// these copies; where no global setup ran (a benchmark) they start from scratch.
+// (./global-setup.ts) makes one data directory with the platform's own first open, dumps its PGlite
+// cluster empty and migrated, and on PostgreSQL migrates one database to serve as a template.
+// freshDatabase and migratedDatabase (./platform.ts) start from these dumps, and the real-process tests
+// from copies of the data directory (copiedDataDirectory); where no global setup ran (a benchmark) they
+// start from scratch.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openPglite, openPostgres } from '../../src/server/db/database.js';
+import { openPostgres } from '../../src/server/db/database.js';
 import { migrate } from '../../src/server/db/migrate.js';
+import { restrictToOwner } from '../../src/server/db/data-directory.js';
+import { openDatabase } from '../../src/server/db/open.js';
 
 export type Schema = 'empty' | 'migrated';
 
-/** The directory holding pglite-empty.tar and pglite-migrated.tar. */
+/** The directory holding pglite-empty.tar, pglite-migrated.tar and the template data directory. */
 const DUMPS_VARIABLE = 'PARTNER_TEST_PGLITE_DUMPS';
 /** The name of the migrated template database on TEST_DATABASE_URL's server. */
 const POSTGRES_VARIABLE = 'PARTNER_TEST_POSTGRES_TEMPLATE';
@@ -28,6 +33,24 @@ export function pgliteDump(schema: Schema): Blob | undefined {
   let dump = loaded.get(schema);
   if (!dump) loaded.set(schema, (dump = new Blob([readFileSync(join(dir, `pglite-${schema}.tar`))])));
   return dump;
+}
+
+/** The template data directory's name in the templates' directory. */
+const DATA_DIRECTORY = 'data-directory';
+
+/**
+ * A new data directory (under the system's temporary folder, named after `prefix`) as the first start of
+ * `partner-api serve` or a command leaves it before it looks at the master key: the PGlite cluster
+ * created and migrated, no master.key, no key check recorded, no merchant. The first process started on
+ * it records its own key (a SECRET_KEY, or a new master.key in the sandbox) and makes the sandbox
+ * merchant, as on an empty directory; it saves the seconds of CPU that creating the cluster costs. Tests
+ * of that creation itself use empty directories. Empty where no global setup made the template.
+ */
+export function copiedDataDirectory(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const templates = process.env[DUMPS_VARIABLE];
+  if (templates) cpSync(join(templates, DATA_DIRECTORY), dir, { recursive: true });
+  return dir;
 }
 
 /** The migrated template database on TEST_DATABASE_URL's server, or undefined where no global setup made one. */
@@ -64,6 +87,12 @@ async function dumpCluster(dataDir: string, file: string): Promise<void> {
   }
 }
 
+/** Closes a database opened by openDatabase and releases its data directory's lock. */
+async function closeDatabase(opened: { db: { close(): Promise<void> }; release: () => void }): Promise<void> {
+  await opened.db.close();
+  opened.release();
+}
+
 /**
  * Makes the templates with the platform's own migrate() and publishes them to the test workers (which
  * inherit this process's environment); returns what removes them.
@@ -81,13 +110,16 @@ export async function makeTemplates(postgresUrl: string | undefined): Promise<()
     if (postgresUrl) await onServer(postgresUrl, `DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
   };
   try {
-    const cluster = join(dir, 'cluster');
-    await dumpCluster(cluster, join(dir, 'pglite-empty.tar')); // its first open runs initdb
-    const db = await openPglite(cluster);
-    await migrate(db);
-    await db.close();
+    // The platform's own opening (lock, cluster, owner-only modes), as a first start does it: the first runs initdb.
+    const dataDirectory = { dataDir: join(dir, DATA_DIRECTORY), databaseUrl: undefined, databasePoolSize: 1 };
+    const cluster = join(dataDirectory.dataDir, 'pglite');
+    await closeDatabase(await openDatabase(dataDirectory));
+    await dumpCluster(cluster, join(dir, 'pglite-empty.tar'));
+    const opened = await openDatabase(dataDirectory);
+    await migrate(opened.db);
+    await closeDatabase(opened);
     await dumpCluster(cluster, join(dir, 'pglite-migrated.tar'));
-    rmSync(cluster, { recursive: true, force: true });
+    restrictToOwner(dataDirectory.dataDir); // as the platform leaves it: the dumps' openings wrote files with PGlite's modes
     process.env[DUMPS_VARIABLE] = dir;
 
     if (postgresUrl) {

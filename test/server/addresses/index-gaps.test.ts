@@ -3,14 +3,14 @@
 // network there are fewer than 20 unused ones, so a wallet restored from the seed with the standard gap
 // limit of 20 finds every deposit address. Before, the indexes reserved ahead were lost at every stop.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPglite, openPostgres } from '../../../src/server/db/database.js';
 import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
 import { orderRequest } from '../../fixtures/orders.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 
 const GAP_LIMIT = 20;
 const CONNECTIONS = 16;
@@ -33,7 +33,7 @@ function burst(instance: RunningPartnerApi, prefix: string, until: (created: num
 
 describe.each(DATABASES)('address indexes after kill -9 during bursts of creates on %s', (kind) => {
   it(`leave no gap of ${GAP_LIMIT} or more unused indexes between used ones`, { timeout: 240_000 }, async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'partner-gaps-'));
+    const dataDir = copiedDataDirectory('partner-gaps-');
     const database = kind === 'postgres' ? await freshDatabase('postgres') : undefined;
     await database?.db.close();
     const env = {

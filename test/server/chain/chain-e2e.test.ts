@@ -5,8 +5,7 @@
 // (each event once, by webhook-id), and a reorg that removes a transfer before its confirmations.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HDKey } from '@scure/bip32';
@@ -25,6 +24,7 @@ import { PARTNER_API_BIN as BIN, startPartnerApi, type RunningPartnerApi } from 
 import type { Started } from '../../support/processes.js';
 import { startReceiver, type Delivery, type Receiver } from '../../support/receiver.js';
 import { orderRequest } from '../../fixtures/orders.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 
 const run = promisify(execFile);
 
@@ -78,7 +78,7 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     xpubs.Ethereum = HDKey.fromMasterSeed(seed).derive("m/44'/60'/0'").publicExtendedKey;
     xpubs.Tron = HDKey.fromMasterSeed(seed).derive("m/44'/195'/0'").publicExtendedKey;
 
-    dataDir = mkdtempSync(join(tmpdir(), 'partner-e2e-'));
+    dataDir = copiedDataDirectory('partner-e2e-');
     const startBlock = String(await chain.blockNumber());
     const env: Record<string, string> = {
       PARTNER_API_MODE: 'live',

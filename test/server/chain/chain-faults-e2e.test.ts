@@ -5,8 +5,7 @@
 // transfer once and never the re-mined one twice.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HDKey } from '@scure/bip32';
@@ -17,6 +16,7 @@ import { PARTNER_API_BIN as BIN, startPartnerApi, type RunningPartnerApi } from 
 import { until } from '../../support/processes.js';
 import { startFaultProxy, type FaultProxy } from '../../support/rpc-fault-proxy.js';
 import { orderRequest } from '../../fixtures/orders.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 
 const execFileAsync = promisify(execFile);
 const CONFIRMATIONS = 2;
@@ -58,7 +58,7 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     proxy = await startFaultProxy(chain.rpcUrl);
     proxy.faults.ignoreAddressFilter = true;
     const seed = randomBytes(32);
-    dataDir = mkdtempSync(join(tmpdir(), 'partner-halt-'));
+    dataDir = copiedDataDirectory('partner-halt-');
     env = {
       PARTNER_API_MODE: 'live',
       PUBLIC_URL: 'https://pay.partner.example',
@@ -100,13 +100,17 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     const orders: CreatedDepositOrder[] = [];
     for (const label of ['limits-1', 'limits-2']) orders.push((await client.POST('/partner/v1/platforms/orders', { body: orderRequest(label, { blockchain: 'Ethereum' }) })).data!);
     const [s1, s2, s3] = chain.accounts.slice(1, 4) as [Hex, Hex, Hex];
-    // Alchemy's limit at one log per query, and a backend 3 blocks behind for logs and blocks.
-    proxy.faults = { ignoreAddressFilter: true, logLimit: { provider: 'alchemy', maxLogs: 1 }, lag: { blocks: 3, methods: ['eth_getLogs', 'eth_getBlockByNumber'] } };
+    // While the 4 + CONFIRMATIONS blocks below are mined, the platform sees the head from before them: a
+    // scan that read a head in the middle and checked its last block once all were mined would find that
+    // block on the backend lagging 3 blocks, and credit (on a busy machine it did).
+    proxy.faults = { ignoreAddressFilter: true, lag: { blocks: 4 + CONFIRMATIONS, methods: ['eth_blockNumber'] } };
     await token.transfer(s1, orders[0]!.address.toLowerCase(), 11_000_000n);
     await token.transfer(s2, orders[1]!.address.toLowerCase(), 12_000_000n);
     await fake.transfer(s3, orders[1]!.address.toLowerCase(), 99_000_000n);
     await token.transfer(s3, orders[0]!.address.toLowerCase(), 3n);
     await chain.mine(CONFIRMATIONS);
+    // Alchemy's limit at one log per query, and a backend 3 blocks behind for logs and blocks.
+    proxy.faults = { ignoreAddressFilter: true, logLimit: { provider: 'alchemy', maxLogs: 1 }, lag: { blocks: 3, methods: ['eth_getLogs', 'eth_getBlockByNumber'] } };
     await waitFor('queries split', async () => (proxy.calls.some((c) => c.refused === 'alchemy result limit') ? true : undefined));
     await waitFor('the lagging backend refused', async () => (proxy.calls.some((c) => c.refused === 'block beyond the lagging head') ? true : undefined));
     await sleep(1_500);

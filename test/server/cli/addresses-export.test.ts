@@ -2,9 +2,7 @@
 // path, merchant, order and credited total; each network's highest used index and largest gap. The
 // totals are the exact sums of the credited deposits, on PGlite and on PostgreSQL.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
@@ -12,6 +10,7 @@ import { addressesExport } from '../../../src/server/cli/address-export.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { PARTNER_API_BIN } from '../../support/partner-api.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 
 interface Exported {
   addresses: { network: string; index: number; derivationPath: string; address: string; merchant: string; order: string; credited: string; lastCreditAt?: string }[];
@@ -128,10 +127,10 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
 });
 
 describe('partner-api addresses export, the command', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'partner-export-'));
+  const dataDir = copiedDataDirectory('partner-export-');
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  // Three real processes, the first creating the embedded database: slow on a busy machine.
+  // Three real processes on a copy of a new data directory (creating one is tested elsewhere): slow on a busy machine.
   it('writes the CSV to stdout and the indexes to stderr, and refuses a bad flag with 64', { timeout: 120_000 }, async () => {
     const run = promisify(execFile);
     const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' };

@@ -1,7 +1,5 @@
 // Addresses and their QR codes, concurrency and restarts: an address is never issued twice.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openPlatform } from '../../../src/server/platform.js';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
@@ -9,6 +7,7 @@ import { orderRequest } from '../../fixtures/orders.js';
 import { hdVectors } from '../../fixtures/vectors.js';
 import { decodeQr } from '../../support/qr.js';
 import { DATABASES, freshDatabase, startTestPlatform, testConfig, type TestPlatform } from '../../support/platform.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 
 describe.each(DATABASES)('orders on %s', (kind) => {
   let t: TestPlatform;
@@ -84,7 +83,7 @@ describe('addresses across restarts (PGlite in a data directory)', () => {
   it('continues the sequence after a restart and never reuses an index', async () => {
     const wallet = hdVectors.wallets[0]!.Tron;
     const derive = createAddressDeriver('Tron', wallet.xpub);
-    const dataDir = mkdtempSync(join(tmpdir(), 'partner-restart-'));
+    const dataDir = copiedDataDirectory('partner-restart-');
     const config = { ...testConfig(), dataDir };
     const addresses: string[] = [];
     try {
@@ -109,7 +108,7 @@ describe('addresses across restarts (PGlite in a data directory)', () => {
   });
 
   it('refuses a second opening of the same data directory while the first holds it, and opens after it closed', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'partner-lock-'));
+    const dataDir = copiedDataDirectory('partner-lock-');
     const config = { ...testConfig(), dataDir };
     try {
       const first = await openPlatform(config, { logger: false });

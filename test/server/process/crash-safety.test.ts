@@ -1,8 +1,7 @@
 // kill -9 while the scanner and the dispatcher are busy: after a restart no deposit is credited twice,
 // none is lost, every callback is eventually delivered, and none is sent again after its 2xx was
 // recorded (deliveries before that are the at-least-once that webhook-id deduplicates).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CreatedDepositOrder } from '../../../src/client/index.js';
@@ -13,6 +12,7 @@ import { until } from '../../support/processes.js';
 import { startReceiver } from '../../support/receiver.js';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
 import { orderRequest } from '../../fixtures/orders.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 
 async function serve(env: Record<string, string>) {
   const platform = await startPartnerApi(env);
@@ -23,7 +23,7 @@ describe.each(DATABASES)('crash safety on %s', (kind) => {
   it('survives SIGKILL in the middle of scanning and dispatching', async () => {
     const chain = await startChain({ automine: false });
     const receiver = await startReceiver({ slowMs: 30 });
-    const dataDir = mkdtempSync(join(tmpdir(), 'partner-crash-'));
+    const dataDir = copiedDataDirectory('partner-crash-');
     const database = kind === 'postgres' ? await freshDatabase('postgres') : undefined;
     await database?.db.close();
     try {

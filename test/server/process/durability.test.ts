@@ -1,7 +1,6 @@
 // SIGKILL in the middle of a burst of creates: after a restart every acknowledged order is there,
 // unchanged, no address was issued twice, and the database opens cleanly.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CreatedDepositOrder } from '../../../src/client/index.js';
@@ -9,6 +8,7 @@ import { openPglite, openPostgres } from '../../../src/server/db/database.js';
 import { startPartnerApi } from '../../support/partner-api.js';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
 import { orderRequest } from '../../fixtures/orders.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 
 async function serve(env: Record<string, string>) {
   // A public URL of its own: without one, payment links follow the listen port, which a restart changes.
@@ -18,7 +18,7 @@ async function serve(env: Record<string, string>) {
 
 describe.each(DATABASES)('durability on %s', (kind) => {
   it('keeps every acknowledged create across a SIGKILL mid-burst', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'partner-kill-'));
+    const dataDir = copiedDataDirectory('partner-kill-');
     const database = kind === 'postgres' ? await freshDatabase('postgres') : undefined;
     await database?.db.close();
     const env = { DATA_DIR: dataDir, ...(database?.url ? { DATABASE_URL: database.url } : {}) };
