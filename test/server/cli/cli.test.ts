@@ -15,7 +15,7 @@ import { runCli } from '../../../src/server/cli.js';
 import { readConfig } from '../../../src/server/config.js';
 import { openPlatform } from '../../../src/server/platform.js';
 import { signRequest } from '../../../src/signing/index.js';
-import { dataDirWithDatabase } from '../../support/data-directory.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 import { PARTNER_API_BIN as BIN, startPartnerApi, type Credentials } from '../../support/partner-api.js';
 import type { Started } from '../../support/processes.js';
 import { orderRequest } from '../../fixtures/orders.js';
@@ -29,12 +29,13 @@ function freshDataDir() {
   return dir;
 }
 
-let shared: Promise<string> | undefined;
-/** One data directory for the commands below that only need a database, not a new one: it holds the
- * run's migrated database from the start (a new one is created by the serve tests below, and by the
- * installed package's first command in test/package/platform-package.test.ts). */
+let shared: string | undefined;
+/** One data directory for the commands below that only need a database, not a new one: a copy of the
+ * run's template, its database created and migrated (a new one is created by the serve tests below,
+ * and by the installed package's first command in test/package/platform-package.test.ts). */
 function sharedDataDir() {
-  return (shared ??= dataDirWithDatabase(freshDataDir()));
+  if (!shared) dataDirs.push((shared = copiedDataDirectory('partner-cli-')));
+  return shared;
 }
 
 interface Outcome {

@@ -10,13 +10,20 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataDirWithDatabase } from '../../support/data-directory.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 import { PARTNER_API_BIN } from '../../support/partner-api.js';
 
 /** What lets root bind a port below 1024 and write where its permission bits say no. */
 const ROOT_POWERS = '-net_bind_service,-dac_override,-dac_read_search,-fowner';
 const isRoot = process.getuid?.() === 0;
 const dirs: string[] = [];
+
+/** A copy of the run's template data directory: its database created and migrated. */
+function copiedDataDir(): string {
+  const dir = copiedDataDirectory('partner-refusals-');
+  dirs.push(dir);
+  return dir;
+}
 
 function tempDir(mode = 0o700): string {
   const dir = mkdtempSync(join(tmpdir(), 'partner-refusals-'));
@@ -66,12 +73,12 @@ describe('serve refuses what the operating system refuses, in one line', () => {
   // The port refusals come after serve has opened its database: a data directory that holds one spares
   // them creating it (the data directory's own refusals are below; a new one starts cli.test.ts's serve).
   it('a port in use (EADDRINUSE): 69', { timeout: 120_000 }, async () => {
-    const outcome = await partnerApi(['serve', '--port', String(port), '--data-dir', await dataDirWithDatabase(join(tempDir(), 'data'))]);
+    const outcome = await partnerApi(['serve', '--port', String(port), '--data-dir', copiedDataDir()]);
     expectOneLine(outcome, 69, new RegExp(`^partner-api: PORT ${port} is in use on 127\\.0\\.0\\.1 by another process \\(EADDRINUSE\\)`));
   });
 
   it('a port below 1024 for a user without the privilege (EACCES): 78', { timeout: 120_000 }, async () => {
-    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', await dataDirWithDatabase(join(tempDir(0o777), 'data'))], { unprivileged: true });
+    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', copiedDataDir()], { unprivileged: true });
     expectOneLine(outcome, 78, /^partner-api: bad configuration: PORT 80: this user may not listen on 127\.0\.0\.1:80 \(EACCES\)/);
   });
 
