@@ -15,9 +15,9 @@ import { AddressThread } from './thread.js';
 import type { Sql } from '../db/database.js';
 
 /** A fill tops the pool up to this many ready addresses of the network, beyond the creates waiting. */
-export const POOL_TARGET = 16;
+export const POOL_TARGET = 32;
 /** A process asks for a fill after its creates took this many addresses of a network. */
-const TAKEN_BEFORE_FILL = 8;
+const TAKEN_BEFORE_FILL = 16;
 /** Addresses per message to the address thread, so that large fills are drawn in parallel chunks. */
 const CHUNK = 8;
 /** Fills that lose the race for the counter to another process's fill, before this one gives up. */
@@ -105,7 +105,9 @@ export class AddressPool {
     const start = async () => {
       fill.queued = undefined;
       if (this.closed) throw new Error('the address pool is closed');
-      const target = POOL_TARGET + fill.wanted;
+      // The target grows with the load: what creates took since the last fill is taken again while this
+      // one draws, so a busy process keeps that much more ready instead of running dry.
+      const target = POOL_TARGET + fill.wanted + fill.takenSince;
       fill.wanted = 0;
       fill.takenSince = 0;
       const running = this.fillOnce(network, target);
