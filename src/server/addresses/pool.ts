@@ -14,11 +14,11 @@ import type { Network } from './derivation.js';
 import { AddressThread } from './thread.js';
 import type { Sql } from '../db/database.js';
 
-/** A fill tops the pool up to this many ready addresses of the network, beyond the creates waiting. */
+/** A fill tops the pool up to this many ready addresses, plus the creates waiting and what was taken since the last fill. */
 export const POOL_TARGET = 32;
 /** A process asks for a fill after its creates took this many addresses of a network. */
 const TAKEN_BEFORE_FILL = 16;
-/** Addresses per message to the address thread, so that large fills are drawn in parallel chunks. */
+/** Addresses per message to the address thread: a large fill is several messages, none holding the thread long. */
 const CHUNK = 8;
 /** Fills that lose the race for the counter to another process's fill, before this one gives up. */
 const FILL_ATTEMPTS = 5;
