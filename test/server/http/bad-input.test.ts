@@ -157,20 +157,37 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
   });
 });
 
-/** Sends bytes on a raw socket and returns what the server wrote before it closed (or `waitMs` passed). */
-function rawExchange(baseUrl: string, bytes: string, waitMs = 5000): Promise<{ status: number; contentType: string | undefined; body: string; closed: boolean }> {
+/**
+ * Sends bytes on a raw socket and returns the response the server wrote: as soon as it is whole (its
+ * Content-Length received), or with `untilClosed` once the server has closed the connection; `closed`
+ * says whether it did within `waitMs`.
+ */
+function rawExchange(
+  baseUrl: string,
+  bytes: string,
+  { waitMs = 5000, untilClosed = false } = {},
+): Promise<{ status: number; contentType: string | undefined; body: string; closed: boolean }> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
     let received = '';
+    const parts = () => {
+      const end = received.indexOf('\r\n\r\n');
+      return end === -1 ? undefined : { head: received.slice(0, end), body: received.slice(end + 4) };
+    };
     const done = (closed: boolean) => {
       clearTimeout(timer);
       socket.destroy();
-      const [head = '', body = ''] = received.split('\r\n\r\n');
+      const { head, body } = parts() ?? { head: received, body: '' };
       resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), contentType: /^content-type: (.*)$/im.exec(head)?.[1], body, closed });
     };
     const timer = setTimeout(() => done(false), waitMs);
-    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.on('data', (chunk) => {
+      received += chunk.toString();
+      const response = parts();
+      const length = response && /^content-length: (\d+)$/im.exec(response.head)?.[1];
+      if (!untilClosed && length !== undefined && Buffer.byteLength(response!.body) >= Number(length)) done(false);
+    });
     socket.on('end', () => done(true));
     socket.on('error', reject);
     socket.write(bytes);
@@ -206,7 +223,7 @@ describe("the HTTP layer's refusals", () => {
     const response = await rawExchange(
       t.baseUrl,
       `POST /partner/v1/platforms/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"externalId":`,
-      10_000,
+      { waitMs: 10_000, untilClosed: true },
     );
     expect(response.status).toBe(408);
     expect(JSON.parse(response.body)).toMatchObject({ status: 408, code: 'request_timeout' });
