@@ -2,13 +2,14 @@
 // terminal's stream), with the sandbox credentials as `export` lines; the JSON logs go to stdout, so a
 // log collector never receives the secrets; the sandbox logs no request unless LOG_LEVEL asks.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 import { PARTNER_API_BIN } from '../../support/partner-api.js';
 
-const dataDir = mkdtempSync(join(tmpdir(), 'partner-quiet-'));
+// A first start's directory (the cluster made and migrated ahead, no key, no merchant): it prints the
+// sandbox credentials it makes, as on an empty directory.
+const dataDir = copiedDataDirectory('partner-quiet-');
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** serve until its banner's last line; then one request, and its streams apart. */
@@ -34,7 +35,7 @@ async function startAndRequest(env: Record<string, string>): Promise<{ stdout: s
   return { stdout, stderr };
 }
 
-// Real processes, the first creating the embedded database: slow on a busy machine.
+// Real processes: slow on a busy machine.
 describe('serve starts quietly', { timeout: 120_000 }, () => {
   it('prints the banner first, on stderr, with export lines, and no request log in the sandbox by default', async () => {
     const { stdout, stderr } = await startAndRequest({});
