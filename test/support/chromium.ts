@@ -1,7 +1,7 @@
 // Debian's Chromium through playwright-core, launched as the docs test launches it, for page tests.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -27,13 +27,19 @@ export interface AxeViolation {
 }
 
 /**
- * axe-core's violations on the page as it is now. The engine is evaluated through the DevTools
- * protocol, which the page's Content-Security-Policy does not govern, so the page's own policy stays on.
+ * Has every page that `context` opens from now on load axe-core before its own scripts, through the
+ * DevTools protocol (which the page's Content-Security-Policy does not govern, so the page's own policy
+ * stays on). Sent to the browser once, not once a page: the engine is half a megabyte.
  */
+export async function loadAxe(context: BrowserContext): Promise<void> {
+  await context.addInitScript({ content: axeSource });
+}
+
+/** axe-core's violations on the page as it is now; the page's context must have had loadAxe. */
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
-  await page.evaluate(axeSource);
   return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document, options: object) => Promise<{ violations: AxeViolation[] }> } }).axe;
+    const axe = (window as unknown as { axe?: { run: (context: Document, options: object) => Promise<{ violations: AxeViolation[] }> } }).axe;
+    if (!axe) throw new Error('axe-core is not loaded: call loadAxe(context) before opening the page');
     const { violations } = await axe.run(document, { resultTypes: ['violations'] });
     return violations.map(({ id, impact, help, nodes }) => ({ id, impact, help, nodes: nodes.map((n) => ({ target: n.target })) }));
   });
