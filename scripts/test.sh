@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# npm test: the contract checks (lint, drift, breaking changes), the type check and the build's three
-# parts side by side, since none needs another's output; then the tests, which need the build. The build emits the platform without type-checking it (tsc --noCheck,
-# the same JavaScript): the type check covers those sources and the tests, so each is checked once.
-# Each step's output is printed whole when it is done; any step that fails fails the run.
-# Arguments go to vitest (npm test -- test/server/http).
+# npm test: vitest, whose global setup first builds the platform, the client package and the docs beside
+# the test databases' templates (test/support/global-setup.ts), and beside vitest the checks no test needs:
+# the contract's (lint, drift, breaking changes) and the type check. The build emits the platform without
+# type-checking it (tsc --noCheck, the same JavaScript): the type check covers those sources and the
+# tests, so each is checked once. The checks' output is printed whole after the tests'; anything that
+# fails fails the run. Arguments go to vitest (npm test -- test/server/http).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,17 +22,12 @@ finish() { # name: waits for it, prints its output, and says whether it passed
   return "$status"
 }
 
-start contract bash -c 'npm run lint && npm run check:generated && npm run check:breaking'
-start build-server npm run build:server
-start build-client npm run build:client
-start docs npm run docs
-start typecheck npm run typecheck
+# At the lowest priority: they take the CPU the tests leave idle while waiting on processes and timers,
+# not the build's that every test file waits for.
+start contract nice -n 19 bash -c 'npm run lint && npm run check:generated && npm run check:breaking'
+start typecheck nice -n 19 npm run typecheck
 
-before=0
-for name in contract typecheck build-server build-client docs; do finish "$name" || before=1; done
-if [ "$before" != 0 ]; then
-  wait
-  exit 1
-fi
-
-vitest run "$@"
+status=0
+PARTNER_TEST_BUILD=1 vitest run "$@" || status=$?
+for name in contract typecheck; do finish "$name" || status=1; done
+exit "$status"
