@@ -3,11 +3,9 @@
 // conversion, on the same chain — for Tron; confirmed deposits credited exactly once, the order
 // lifecycle (NEW → DONE, NEW → EXPIRED, EXPIRED → DONE), signed callbacks to a loopback receiver
 // (each event once, by webhook-id), and a reorg that removes a transfer before its confirmations.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { HDKey } from '@scure/bip32';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -20,13 +18,13 @@ import {
 } from '../../../src/client/index.js';
 import { createAddressDeriver, tronAddressToId, type Network } from '../../../src/server/addresses/derivation.js';
 import { startChain, type Chain, type Hex, type Receipt, type Token } from '../../support/chain.js';
-import { PARTNER_API_BIN as BIN, startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
+import { runCommand } from '../../support/cli.js';
+import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
 import type { Started } from '../../support/processes.js';
 import { startReceiver, type Delivery, type Receiver } from '../../support/receiver.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
 
-const run = promisify(execFile);
 
 const CONFIRMATIONS = 3;
 const LIFETIME_SECONDS = 10;
@@ -108,7 +106,8 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
     };
 
     // Live mode prints no credentials: the operator creates the merchant first, on the same data directory.
-    const created = await run('node', [BIN, 'merchants', 'create', '--name', 'e2e', '--json'], { env: { ...process.env, ...env } });
+    const created = await runCommand(['merchants', 'create', '--name', 'e2e', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
     merchant = JSON.parse(created.stdout) as Merchant;
     expect(merchant.apiKey).toMatch(/^pk_live_/);
 

@@ -3,22 +3,20 @@
 // credited; result limits split queries and a lagging backend delays crediting, nothing lost; a reorg deeper than the confirmations halts crediting on the network, shown by /readyz
 // and /metrics; the operator's `chain resume` and `deposits rescan` then credit the new chain's
 // transfer once and never the re-mined one twice.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { HDKey } from '@scure/bip32';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedDepositOrder, PartnerClient } from '../../../src/client/index.js';
 import { startChain, type Chain, type Hex, type Token } from '../../support/chain.js';
-import { PARTNER_API_BIN as BIN, startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
+import { runCommand } from '../../support/cli.js';
+import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
 import { until } from '../../support/processes.js';
 import { startFaultProxy, type FaultProxy } from '../../support/rpc-fault-proxy.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
 
-const execFileAsync = promisify(execFile);
 const CONFIRMATIONS = 2;
 const WAIT_MS = 30_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -34,15 +32,8 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
   let env: Record<string, string>;
   let merchant: { apiKey: string; apiSecret: string };
 
-  const cli = async (args: string[]) => {
-    try {
-      const { stdout, stderr } = await execFileAsync('node', [BIN, ...args], { env: { ...process.env, ...env } });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const e = error as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  };
+  // The operator's commands run in this process (test/support/cli.ts), on the stopped server's data directory.
+  const cli = (args: string[]) => runCommand(args, env);
 
   const start = async () => {
     platform = await startPartnerApi(env);

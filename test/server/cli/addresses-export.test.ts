@@ -1,14 +1,12 @@
 // `partner-api addresses export` (issue 24, item 5): every issued deposit address with its derivation
 // path, merchant, order and credited total; each network's highest used index and largest gap. The
 // totals are the exact sums of the credited deposits, on PGlite and on PostgreSQL.
-import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
 import { addressesExport } from '../../../src/server/cli/address-export.js';
 import { orderRequest } from '../../fixtures/orders.js';
-import { PARTNER_API_BIN } from '../../support/partner-api.js';
+import { runCommand } from '../../support/cli.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
 
@@ -130,16 +128,16 @@ describe('partner-api addresses export, the command', () => {
   const dataDir = copiedDataDirectory('partner-export-');
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  // Three real processes on a copy of a new data directory (creating one is tested elsewhere): slow on a busy machine.
-  it('writes the CSV to stdout and the indexes to stderr, and refuses a bad flag with 64', { timeout: 120_000 }, async () => {
-    const run = promisify(execFile);
-    const env = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' };
-    const { stdout, stderr } = await run(process.execPath, [PARTNER_API_BIN, 'addresses', 'export'], { env });
+  // In this process through runCli (test/support/cli.ts), on a copy of a new data directory (creating one is tested elsewhere).
+  it('writes the CSV to stdout and the indexes to stderr, and refuses a bad flag with 64', async () => {
+    const env = { DATA_DIR: dataDir, DATABASE_URL: '' };
+    const { code, stdout, stderr } = await runCommand(['addresses', 'export'], env);
+    expect(code).toBe(0);
     expect(stdout).toBe('network,index,derivation_path,address,merchant_id,merchant,order,external_id,issued_at,credited_units,last_credit_at\r\n');
     expect(stderr).toBe('no addresses issued\n');
-    const json = await run(process.execPath, [PARTNER_API_BIN, 'addresses', 'export', '--json', '--network', 'Tron'], { env });
+    const json = await runCommand(['addresses', 'export', '--json', '--network', 'Tron'], env);
     expect(JSON.parse(json.stdout)).toEqual({ addresses: [], networks: [] });
-    const bad = await run(process.execPath, [PARTNER_API_BIN, 'addresses', 'export', '--to', 'soon'], { env }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await runCommand(['addresses', 'export', '--to', 'soon'], env);
     expect(bad).toMatchObject({ code: 64, stderr: 'partner-api: --to must be a date such as 2026-11-01 or 2026-11-01T12:00:00Z (see partner-api addresses export --help)\n' });
   });
 });

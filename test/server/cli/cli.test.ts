@@ -3,24 +3,21 @@
 // process per command cost seconds of CPU each, over a hundred times. Real processes where the process
 // is what is tested: exit codes through process.exit (and that they match runCli's), the server's
 // banner, signals and logs, and the lock between processes.
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient } from '../../../src/client/index.js';
-import { runCli } from '../../../src/server/cli.js';
 import { readConfig } from '../../../src/server/config.js';
 import { openPlatform } from '../../../src/server/platform.js';
 import { signRequest } from '../../../src/signing/index.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
-import { PARTNER_API_BIN as BIN, startPartnerApi, type Credentials } from '../../support/partner-api.js';
+import { runCommand as cli, runProcess as command } from '../../support/cli.js';
+import { startPartnerApi, type Credentials } from '../../support/partner-api.js';
 import type { Started } from '../../support/processes.js';
 import { orderRequest } from '../../fixtures/orders.js';
 
-const run = promisify(execFile);
 const dataDirs: string[] = [];
 
 function freshDataDir() {
@@ -36,32 +33,6 @@ let shared: string | undefined;
 function sharedDataDir() {
   if (!shared) dataDirs.push((shared = copiedDataDirectory('partner-cli-')));
   return shared;
-}
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** A command run in this process, as bin/partner-api.js runs it but with this environment and output. */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
-  let stdout = '';
-  let stderr = '';
-  const output = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) } };
-  const code = await runCli(args, { env: { ...process.env, ...env }, ...output });
-  return { code, stdout, stderr };
-}
-
-/** The shipped command, a process of its own. */
-async function command(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
-  try {
-    const { stdout, stderr } = await run('node', [BIN, ...args], { env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
 }
 
 afterAll(() => dataDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
