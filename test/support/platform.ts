@@ -13,7 +13,7 @@ import { openPlatform, type Platform } from '../../src/server/platform.js';
 import type { MerchantCredentials } from '../../src/server/merchants/secrets.js';
 import type { Clock } from '../../src/server/shared/time.js';
 import { contractCheckingFetch, contractViolations } from './contract.js';
-import { databaseUrl, onServer, pgliteDump, postgresTemplate, type Schema } from './database-templates.js';
+import { databaseUrl, migratedPglite, onServer, pgliteDump, postgresTemplate, type Schema } from './database-templates.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -33,6 +33,7 @@ if (!TEST_DATABASE_URL) {
  */
 export async function freshDatabase(kind: DatabaseKind, serverUrl = TEST_DATABASE_URL, schema: Schema = 'empty'): Promise<{ db: Database; url?: string; drop: () => Promise<void> }> {
   if (kind === 'pglite') {
+    if (schema === 'migrated' && pgliteDump('migrated')) return { db: await migratedPglite(), drop: async () => {} };
     const dump = pgliteDump(schema);
     const db = await openPglite(undefined, dump ? { from: dump } : {});
     if (schema === 'migrated' && !dump) await migrate(db);
