@@ -16,8 +16,10 @@ import type { Sql } from '../db/database.js';
 
 /** A fill tops the pool up to this many ready addresses, plus the creates waiting and what was taken since the last fill. */
 export const POOL_TARGET = 32;
-/** A process asks for a fill after its creates took this many addresses of a network. */
+/** A process asks for a fill after its creates took this many addresses of a network... */
 const TAKEN_BEFORE_FILL = 16;
+/** ...or when a create of its own leaves fewer ready than this, whichever processes took them. */
+const LOW_WATER = POOL_TARGET / 2;
 /** Addresses per message to the address thread: a large fill is several messages, none holding the thread long. */
 const CHUNK = 8;
 /** Fills that lose the race for the counter to another process's fill, before this one gives up. */
@@ -84,13 +86,17 @@ export class AddressPool {
     this.wallets = { Tron: walletFingerprint(xpubs.Tron), Ethereum: walletFingerprint(xpubs.Ethereum) };
   }
 
-  /** Creates took `count` addresses of the network: a fill starts in the background after every few. */
-  taken(network: Network, count: number): void {
+  /**
+   * Creates took `count` addresses of the network and left about `left` ready: a fill starts in the
+   * background after every few, or at once when the shared pool runs low, so that a process whose
+   * neighbours took most of it does not wait for the next create to find it empty.
+   */
+  taken(network: Network, count: number, left: number): void {
     const fill = this.fills[network];
     fill.takenSince += count;
     // A failed background fill is not an error of any create: the next create that finds the pool
     // empty asks for a fill itself and receives its error.
-    if (fill.takenSince >= TAKEN_BEFORE_FILL) this.fill(network).catch(() => {});
+    if (fill.takenSince >= TAKEN_BEFORE_FILL || left < LOW_WATER) this.fill(network).catch(() => {});
   }
 
   /**

@@ -78,11 +78,25 @@ const INSERT_ORDERS_SQL = `
     ON CONFLICT (merchant_id, external_id) DO NOTHING
     RETURNING uuid, blockchain, address_index, address, address_qr),
   used AS (
-    DELETE FROM address_pool a USING inserted i WHERE a.network = i.blockchain AND a.address_index = i.address_index)
-  SELECT uuid, address, address_qr FROM inserted
+    DELETE FROM address_pool a USING inserted i WHERE a.network = i.blockchain AND a.address_index = i.address_index),
+  -- Each network's ready addresses as this statement found them, its own takes included: every process
+  -- then sees the shared pool's level, whoever took from it.
+  levels AS (
+    SELECT (SELECT count(*)::int FROM address_pool WHERE network = 'Tron' AND wallet = $11) AS tron_ready,
+           (SELECT count(*)::int FROM address_pool WHERE network = 'Ethereum' AND wallet = $13) AS ethereum_ready)
+  SELECT i.uuid, i.address, i.address_qr, l.tron_ready, l.ethereum_ready FROM inserted i, levels l
   UNION ALL
-  SELECT o.uuid, NULL, NULL FROM new_orders o
+  SELECT o.uuid, NULL, NULL, l.tron_ready, l.ethereum_ready FROM new_orders o, levels l
    WHERE NOT EXISTS (SELECT 1 FROM picked p WHERE p.network = o.blockchain AND p.slot = o.slot)`;
+
+/** A row of the insert: an order given an address (or none, when the pool had none), and the pool's level. */
+interface InsertedRow {
+  uuid: string;
+  address: string | null;
+  address_qr: string | null;
+  tron_ready: number;
+  ethereum_ready: number;
+}
 
 /** The insert's parameters: ten arrays, one per column, then each network's wallet and count of new orders. */
 function insertParameters(orders: readonly NewOrder[], wallets: Record<Network, string>): unknown[] {
@@ -157,11 +171,12 @@ export class Orders {
     this.readOwned = batchedOwnedReads(db, READ_ORDERS_SQL);
     // The creates of one turn of the event loop share one insert.
     this.inserts = new DataLoader(async (orders: readonly NewOrder[]) => {
-      const rows = await db.query<{ uuid: string; address: string | null; address_qr: string | null }>(INSERT_ORDERS_SQL, insertParameters(orders, this.addresses.wallets));
+      const rows = await db.query<InsertedRow>(INSERT_ORDERS_SQL, insertParameters(orders, this.addresses.wallets));
       const answers = new Map(rows.map((row) => [row.uuid, row.address === null ? ('no address' as const) : { address: row.address, qr: row.address_qr! }]));
       for (const network of ['Tron', 'Ethereum'] as const) {
         const used = orders.filter((order) => order.network === network && typeof answers.get(order.uuid) === 'object').length;
-        if (used > 0) this.addresses.taken(network, used);
+        const ready = rows[0]?.[network === 'Tron' ? 'tron_ready' : 'ethereum_ready'];
+        if (used > 0) this.addresses.taken(network, used, ready! - used);
       }
       return orders.map((order) => answers.get(order.uuid) ?? 'exists');
     }, ONE_TURN_BATCHES);

@@ -115,6 +115,17 @@ describe.each(DATABASES)('AddressPool on %s', (kind) => {
     expect(await counter()).toBe(indexes.length);
   });
 
+  it('fills when a create leaves the shared pool low, whoever took its addresses', async () => {
+    const [a, b] = [newPool(), newPool()];
+    await a.fill('Tron');
+    // Other processes took all but 3, each fewer than makes it fill on its own count.
+    await database.db.query(`DELETE FROM address_pool WHERE network = 'Tron' AND address_index < $1`, [POOL_TARGET - 3]);
+    // One create of this process: its own count says nothing, the pool's level does.
+    b.taken('Tron', 1, 2);
+    await expect.poll(async () => (await rows()).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(POOL_TARGET);
+    expect(fills).toBe(2);
+  });
+
   it('fails the callers of a fill that failed, and the next fill draws the same indexes', async () => {
     const pool = newPool();
     failNext = new Error('the database is away');
