@@ -39,32 +39,36 @@ export function pgliteDump(schema: Schema): Blob | undefined {
  * A migrated in-memory PGlite database of the run's template, for one test. Opening one from the dump
  * costs about 0.85 CPU-s and the suite asks for about a hundred, so a closed one is handed out again:
  * emptied back to the template's rows (those the migrations wrote), its sequences restarted and its
- * session reset, for about a fiftieth of that. One whose schema a test changed (a trigger, a column, a
- * dropped table) is closed for good. The handle a test closed stays closed: a late query through it
- * fails as it would on a closed database and never reaches the next test's data.
+ * session discarded, for a small part of that. One whose schema a test changed (a trigger, a column, an
+ * index, a function) is closed for good, and so is one handed out REUSES times (deleted rows stay in
+ * PGlite's memory until a vacuum). The handle a test closed stays closed: a late query through it fails
+ * as it would on a closed database and never reaches the next test's data.
  */
 export async function migratedPglite(): Promise<Database> {
-  const db = spares.pop() ?? (await openPglite(undefined, { from: pgliteDump('migrated')! }));
+  const spare = spares.pop();
+  const db = spare?.db ?? (await openPglite(undefined, { from: pgliteDump('migrated')! }));
+  const uses = (spare?.uses ?? 0) + 1;
   template ??= await describeTemplate(db);
   let closed = false;
-  const live = async () => {
-    if (closed) throw new Error('the database is closed');
-  };
+  const refused = () => Promise.reject(new Error('the database is closed'));
   return {
     kind: db.kind,
-    query: async (text, params) => (await live(), db.query(text, params)),
-    transaction: async (work) => (await live(), db.transaction(work)),
-    exec: async (text) => (await live(), db.exec(text)),
+    query: (text, params) => (closed ? refused() : db.query(text, params)),
+    transaction: (work) => (closed ? refused() : db.transaction(work)),
+    exec: (text) => (closed ? refused() : db.exec(text)),
     async close() {
       if (closed) return;
       closed = true;
-      if (await resetToTemplate(db, template!)) spares.push(db);
+      if (uses < REUSES && spares.length < MAX_SPARES && (await resetToTemplate(db, template!))) spares.push({ db, uses });
       else await db.close();
     },
   };
 }
 
-const spares: Database[] = [];
+/** How many tests one database serves, and how many closed ones a worker keeps. */
+const REUSES = 8;
+const MAX_SPARES = 2;
+const spares: { db: Database; uses: number }[] = [];
 
 interface TemplateState {
   fingerprint: string;
@@ -75,15 +79,23 @@ interface TemplateState {
 }
 let template: TemplateState | undefined;
 
-/** A digest of the public schema: its tables, columns, indexes, constraints, triggers and functions. */
+/**
+ * A digest of the database's schemas: the public tables with their columns and defaults, indexes,
+ * constraints, triggers (enabled or not) and functions with their bodies, row security policies, and
+ * the schemas themselves (a temporary one included).
+ */
 const SCHEMA_FINGERPRINT_SQL = `
   SELECT md5(string_agg(item, ',' ORDER BY item)) AS fingerprint FROM (
-    SELECT 'relation ' || relname::text || ' ' || relkind::text AS item FROM pg_class WHERE relnamespace = 'public'::regnamespace
-    UNION ALL SELECT 'column ' || attrelid::regclass::text || '.' || attname::text || ' ' || format_type(atttypid, atttypmod) || ' ' || attnotnull::text
-      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = 'public'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
-    UNION ALL SELECT 'constraint ' || conname::text FROM pg_constraint WHERE connamespace = 'public'::regnamespace
-    UNION ALL SELECT 'trigger ' || tgname::text FROM pg_trigger WHERE NOT tgisinternal
-    UNION ALL SELECT 'function ' || proname::text FROM pg_proc WHERE pronamespace = 'public'::regnamespace) schema`;
+    SELECT 'schema ' || nspname::text AS item FROM pg_namespace
+    UNION ALL SELECT 'relation ' || relname::text || ' ' || relkind::text || ' ' || relrowsecurity::text FROM pg_class WHERE relnamespace = 'public'::regnamespace
+    UNION ALL SELECT 'column ' || a.attrelid::regclass::text || '.' || a.attname::text || ' ' || format_type(a.atttypid, a.atttypmod) || ' ' || a.attnotnull::text || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+      FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE c.relnamespace = 'public'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+    UNION ALL SELECT 'index ' || pg_get_indexdef(i.indexrelid) FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = 'public'::regnamespace
+    UNION ALL SELECT 'constraint ' || conname::text || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE connamespace = 'public'::regnamespace
+    UNION ALL SELECT 'trigger ' || pg_get_triggerdef(oid) || ' ' || tgenabled::text FROM pg_trigger WHERE NOT tgisinternal
+    UNION ALL SELECT 'function ' || proname::text || ' ' || md5(prosrc) FROM pg_proc WHERE pronamespace = 'public'::regnamespace
+    UNION ALL SELECT 'policy ' || polname::text FROM pg_policy) schema`;
 
 async function describeTemplate(db: Database): Promise<TemplateState> {
   const [{ fingerprint }] = (await db.query<{ fingerprint: string }>(SCHEMA_FINGERPRINT_SQL)) as [{ fingerprint: string }];
@@ -100,6 +112,10 @@ async function describeTemplate(db: Database): Promise<TemplateState> {
 /** Empties the database back to the template's rows; false when its schema is no longer the template's. */
 async function resetToTemplate(db: Database, state: TemplateState): Promise<boolean> {
   try {
+    // Temporary tables, prepared statements, cursors, LISTEN, settings and advisory locks of the test's
+    // session go first (on its own: DISCARD ALL cannot run inside a transaction), then what is left must
+    // be the template's schema.
+    await db.exec('DISCARD ALL');
     const [{ fingerprint }] = (await db.query<{ fingerprint: string }>(SCHEMA_FINGERPRINT_SQL)) as [{ fingerprint: string }];
     if (fingerprint !== state.fingerprint) return false;
     await db.transaction(async (tx) => {
@@ -108,7 +124,6 @@ async function resetToTemplate(db: Database, state: TemplateState): Promise<bool
       for (const [table, json] of state.rows) await tx.query(`INSERT INTO "${table}" SELECT * FROM json_populate_recordset(NULL::"${table}", $1::json)`, [json]);
       for (const sequence of state.sequences) await tx.query(`ALTER SEQUENCE "${sequence}" RESTART`);
     });
-    await db.exec('RESET ALL; SELECT pg_advisory_unlock_all();');
     return true;
   } catch {
     return false; // a database a test left unusable is not handed out again
