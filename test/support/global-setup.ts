@@ -23,10 +23,11 @@ function npmRun(script: string): Promise<void> {
 export default async function setup(): Promise<() => Promise<void>> {
   const build = process.env.PARTNER_TEST_BUILD === '1' ? BUILD_STEPS.map(npmRun) : [];
   const [templates, ...built] = await Promise.allSettled([makeTemplates(process.env.TEST_DATABASE_URL), ...build]);
-  const failed = built.flatMap((step) => (step.status === 'rejected' ? [step.reason as Error] : []));
-  if (templates.status === 'fulfilled' && failed.length > 0) await templates.value();
-  if (templates.status === 'rejected') throw templates.reason;
-  if (failed.length > 0) throw new Error(failed.map((error) => error.message).join('\n'));
+  const failed = [templates, ...built].flatMap((step) => (step.status === 'rejected' ? [step.reason as Error] : []));
+  if (templates.status === 'rejected' || failed.length > 0) {
+    if (templates.status === 'fulfilled') await templates.value(); // the build failed: the templates go
+    throw new Error(failed.map((error) => error.message).join('\n'));
+  }
   if (!buildIsCurrent()) {
     console.warn('dist/server is older than src/: the partner-api processes run from the sources through tsx (slower; npm run build:server makes them run the build).');
   }

@@ -55,7 +55,6 @@ export function tronAddressToId(address: string): Uint8Array {
   return bytes.subarray(1);
 }
 
-/** Derives deposit addresses of one network from its account xpub. */
 /**
  * BIP32 public child derivation (CKDpub): child = parent + IL·G, where IL ‖ IR = HMAC-SHA512(chain code,
  * compressed parent key ‖ index) and IR is the child's chain code. The point arithmetic is libsecp256k1's
@@ -71,6 +70,7 @@ function externalChain(account: HDKey): { publicKey: Uint8Array; chainCode: Uint
   }
 }
 
+/** Derives deposit addresses of one network from its account xpub. */
 export function createAddressDeriver(network: Network, xpub: string): (index: number) => string {
   const account = externalChain(parseAccountXpub(xpub));
   const format = network === 'Tron' ? toTronAddress : toChecksumAddress;
