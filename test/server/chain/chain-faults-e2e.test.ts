@@ -107,6 +107,13 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     await sleep(1_500);
     // The newest confirmed block is beyond the lagging backend: no range is committed, nothing skipped.
     expect([await received(orders[0]!.uuid), await received(orders[1]!.uuid)]).toEqual([0, 0]);
+    // The backend catches up between two scans, right after one was refused (the next starts a poll
+    // later): switched in the middle of a scan, its logs would come from the lagging backend and its
+    // last block from the one that caught up, and the scan would pass a transfer it never saw (a CI run
+    // on a busy machine did).
+    const refusals = () => proxy.calls.filter((c) => c.refused === 'block beyond the lagging head').length;
+    const refusedBefore = refusals();
+    await waitFor('the next scan refused', async () => (refusals() > refusedBefore ? true : undefined));
     proxy.faults = { ignoreAddressFilter: true, logLimit: { provider: 'alchemy', maxLogs: 1 } };
     await waitFor('every transfer credited', async () => ((await received(orders[0]!.uuid)) === 11_000_003 && (await received(orders[1]!.uuid)) === 12_000_000 ? true : undefined));
     await chain.mine(3);
