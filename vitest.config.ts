@@ -11,10 +11,11 @@ export default defineConfig({
     // a sixth of them idle: npm test 288 s with four, 275 s with five).
     maxWorkers: 5,
     // The files of a worker share the modules they import (the platform's, loaded once per worker, not
-    // once per file): about a tenth less CPU. Each file still builds its own platforms and state.
+    // once per file): about a tenth less CPU. Each file still builds its own platforms and state (a
+    // migrated PGlite it closed is emptied back to the template before the next file gets it).
     isolate: false,
     sequence: { sequencer: LongestFirstSequencer },
-    // Generous: with four files at once on two cores, a test that starts several processes runs slower.
+    // Generous: with five files at once on two cores, a test that starts several processes runs slower.
     testTimeout: 90_000,
     hookTimeout: 180_000,
     // The JSON report is what .ci/run counts.

@@ -1,4 +1,4 @@
-// The order in which vitest starts the test files. With four files at once on two cores, a long file
+// The order in which vitest starts the test files. With five files at once on two cores, a long file
 // that starts last ends the run alone; vitest puts the longest first only from the durations it
 // cached on an earlier run, and a fresh clone (CI) has none. So the files that took longest on this
 // machine start first, the longest first (measured with `npm test`; a stale list only costs minutes),
