@@ -157,7 +157,7 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     const metrics = await (await fetch(`${platform!.baseUrl}/metrics`)).text();
     expect(metrics).toMatch(/^partner_chain_halted\{network="Ethereum"\} 1$/m);
     expect(metrics).toMatch(/^partner_chain_cursor_lag_blocks\{network="Ethereum"\} \d+$/m);
-    expect(serverLog()).toMatch(/HALTED/);
+    await waitFor('the halt in the server log', async () => (/HALTED/.test(serverLog()) ? true : undefined)); // logged just after /readyz can see it
     await sleep(2_000); // more polls: still halted, nothing credited
     expect(await received(order!.uuid)).toBe(20_000_000);
 
