@@ -15,7 +15,7 @@ import { startInstances, type Instances } from '../test/support/instances.js';
 import { freshDatabase } from '../test/support/platform.js';
 import { until } from '../test/support/processes.js';
 import { orderRequest } from '../test/fixtures/orders.js';
-import { publishResults, startPostgres } from './support.js';
+import { buildWhatChanged, publishResults, startPostgres } from './support.js';
 
 const ORDERS = 20;
 const BLOCKS = 30;
@@ -89,6 +89,7 @@ async function phase(chain: Chain, token: Token, postgresUrl: string, count: num
   }
 }
 
+buildWhatChanged();
 const postgres = startPostgres(54342);
 if (!postgres) throw new Error('bench:instances needs PostgreSQL (several instances share one database)');
 const chain = await startChain({ automine: false });

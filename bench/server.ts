@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { createPartnerClient, type CreatedDepositOrder } from '../src/client/index.js';
 import { createAddressDeriver } from '../src/server/addresses/derivation.js';
-import { publishResults, SANDBOX_XPUBS, startPostgres, testableConfig } from './support.js';
+import { buildWhatChanged, publishResults, SANDBOX_XPUBS, startPostgres, testableConfig } from './support.js';
 import { openPglite, openPostgres, type Database } from '../src/server/db/database.js';
 import { migrate } from '../src/server/db/migrate.js';
 import { Orders } from '../src/server/orders/orders.js';
@@ -254,6 +254,7 @@ const percent = (share: number | undefined) => (share === undefined ? '–' : `$
 const fmt = (f: Figures) =>
   `${Math.round(f.rps).toLocaleString('en-US')} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${percent(f.busy)} | ${percent(f.server)} | ${percent(f.busiestThread)}`;
 
+buildWhatChanged();
 const postgres = startPostgres(54340);
 try {
   const rows: string[] = [];

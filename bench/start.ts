@@ -5,7 +5,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { publishResults } from './support.js';
+import { buildWhatChanged, publishResults } from './support.js';
 
 const REST_SECONDS = 10;
 const SECOND_STARTS = 5;
@@ -66,7 +66,7 @@ function scriptMb(code: string): number {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-execFileSync('node', ['scripts/build-changed.mjs'], { stdio: 'inherit' }); // what changed is built before the clock starts
+buildWhatChanged(); // before the clock starts
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-start-'));
 try {
   const first = await npmStart(dataDir, true);

@@ -9,6 +9,11 @@ import { readConfig, SANDBOX_XPUBS, type Config } from '../src/server/config.js'
 
 export { SANDBOX_XPUBS };
 
+/** Builds what changed since the last build (npm start's scripts/build-changed.mjs): the processes a benchmark starts run the current build, never the sources through tsx. */
+export function buildWhatChanged(): void {
+  execFileSync(process.execPath, ['scripts/build-changed.mjs'], { stdio: 'inherit' });
+}
+
 /** The sandbox defaults, for benchmarks that use the services in-process. */
 export function testableConfig(): Config {
   return readConfig({ SECRET_KEY: Buffer.alloc(32, 7).toString('base64'), DATA_DIR: '/nonexistent' });

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// Builds only what changed since the last build (npm start runs it): each step's inputs are hashed and
-// compared with the hash stamped in dist/.stamps/ when the step last succeeded; a step whose inputs are
-// the same and whose output exists is skipped. Plain JavaScript so that it costs no TypeScript loader.
-// A step's own output (Redocly's banners, tsc) is shown only when the step fails, so `npm start`
-// prints the platform's banner first.
-import { spawnSync } from 'node:child_process';
+// Builds only what changed since the last build (npm start runs it for the platform and the docs; npm
+// test's global setup for those and the client package): each step's inputs are hashed and compared
+// with the hash stamped in dist/.stamps/ when the step last succeeded; a step whose inputs are the same
+// and whose output exists is skipped, and the others run side by side. Plain JavaScript so that it
+// costs no TypeScript loader. A step's own output (Redocly's banners, tsc) is shown only when the step
+// fails, so `npm start` prints the platform's banner first.
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -14,17 +15,25 @@ import { pathToFileURL } from 'node:url';
 export const STEPS = [
   {
     name: 'server',
-    inputs: ['src/server', 'src/signing', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'],
+    inputs: ['src/server', 'src/signing', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'],
     output: 'dist/server/cli.js',
     command: ['npm', 'run', 'build:server', '--silent'],
   },
   {
     name: 'docs',
-    inputs: ['openapi', 'generated/openapi.json', 'redocly.yaml', 'package-lock.json'],
+    inputs: ['openapi', 'generated/openapi.json', 'redocly.yaml', 'package.json', 'package-lock.json'],
     output: 'dist/docs/index.html',
     command: ['npm', 'run', 'docs', '--silent'],
   },
 ];
+
+/** The client package (dist/client), which the tests of the package install. */
+export const CLIENT_STEP = {
+  name: 'client',
+  inputs: ['src/client', 'src/signing', 'generated', 'scripts/build-client.ts', 'tsconfig.json', 'LICENSE', 'package.json', 'package-lock.json'],
+  output: 'dist/client/package.json',
+  command: ['npm', 'run', 'build:client', '--silent'],
+};
 
 function files(root, path) {
   const full = join(root, path);
@@ -44,28 +53,42 @@ export function inputsHash(root, inputs) {
   return hash.digest('hex');
 }
 
-/** Runs the steps whose inputs changed; returns the names of those it ran. Throws when one fails. */
-export function buildChanged(root, steps, stampDir = join(root, 'dist', '.stamps')) {
-  const ran = [];
-  for (const step of steps) {
+/** Runs a step's command; its output is kept for the error when it fails. */
+function runStep(root, step) {
+  return new Promise((resolve, reject) => {
+    const [command, ...args] = step.command;
+    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.once('error', (error) => reject(new Error(`the ${step.name} build failed (${step.command.join(' ')}): ${error.message}`)));
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`the ${step.name} build failed (${step.command.join(' ')}):\n${output}`))));
+  });
+}
+
+/** Runs the steps whose inputs changed, side by side; the names of those it ran. Fails with every failure. */
+export async function buildChanged(root, steps, stampDir = join(root, 'dist', '.stamps')) {
+  const stale = steps.flatMap((step) => {
     const stamp = join(stampDir, step.name);
     const hash = inputsHash(root, step.inputs);
-    if (existsSync(join(root, step.output)) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) continue;
-    const [command, ...args] = step.command;
-    const result = spawnSync(command, args, { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    if (result.status !== 0) {
-      throw new Error(`the ${step.name} build failed (${command} ${args.join(' ')}):\n${result.stdout ?? ''}${result.stderr ?? ''}${result.error ?? ''}`);
-    }
-    mkdirSync(stampDir, { recursive: true });
-    writeFileSync(stamp, hash);
-    ran.push(step.name);
-  }
-  return ran;
+    const current = existsSync(join(root, step.output)) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash;
+    return current ? [] : [{ step, stamp, hash }];
+  });
+  const results = await Promise.allSettled(
+    stale.map(async ({ step, stamp, hash }) => {
+      await runStep(root, step);
+      mkdirSync(stampDir, { recursive: true });
+      writeFileSync(stamp, hash);
+    }),
+  );
+  const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason.message] : []));
+  if (failures.length > 0) throw new Error(failures.join('\n'));
+  return stale.map(({ step }) => step.name);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   try {
-    buildChanged(process.cwd(), STEPS);
+    await buildChanged(process.cwd(), STEPS);
   } catch (error) {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);

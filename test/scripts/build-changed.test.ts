@@ -1,15 +1,16 @@
-// npm start builds only what changed (issue 24, item 1): scripts/build-changed.mjs runs a step when its
-// inputs' hash differs from the one stamped by its last successful run, or its output is missing,
-// and skips it otherwise. The figure (a second npm start listening within 3 s) is bench:start's.
+// npm start and npm test build only what changed (issue 24, item 1; issue 22, item 4):
+// scripts/build-changed.mjs runs a step when its inputs' hash differs from the one stamped by its last
+// successful run, or its output is missing, and skips it otherwise. The figure (a second npm start
+// listening within 3 s) is bench:start's.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript script, without declarations
-import { buildChanged, STEPS } from '../../scripts/build-changed.mjs';
+import { buildChanged, CLIENT_STEP, STEPS } from '../../scripts/build-changed.mjs';
 
 type Step = { name: string; inputs: string[]; output: string; command: string[] };
-const run = buildChanged as (root: string, steps: Step[]) => string[];
+const run = buildChanged as (root: string, steps: Step[]) => Promise<string[]>;
 
 const root = mkdtempSync(join(tmpdir(), 'build-changed-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -24,34 +25,52 @@ const step: Step = {
 const runs = () => readFileSync(join(root, 'out/runs'), 'utf8').length;
 
 describe('scripts/build-changed.mjs', () => {
-  it('builds the first time, skips when nothing changed, and builds again when an input changes', () => {
+  it('builds the first time, skips when nothing changed, and builds again when an input changes', async () => {
     mkdirSync(join(root, 'src/deep'), { recursive: true });
     writeFileSync(join(root, 'src/deep/a.ts'), 'export const a = 1;');
     writeFileSync(join(root, 'config.json'), '{}');
-    expect(run(root, [step])).toEqual(['count']);
-    expect(run(root, [step])).toEqual([]);
+    expect(await run(root, [step])).toEqual(['count']);
+    expect(await run(root, [step])).toEqual([]);
     expect(runs()).toBe(1);
     writeFileSync(join(root, 'src/deep/a.ts'), 'export const a = 2;');
-    expect(run(root, [step])).toEqual(['count']);
+    expect(await run(root, [step])).toEqual(['count']);
     writeFileSync(join(root, 'src/deep/b.ts'), ''); // a new file is a change too
-    expect(run(root, [step])).toEqual(['count']);
-    expect(run(root, [step])).toEqual([]);
+    expect(await run(root, [step])).toEqual(['count']);
+    expect(await run(root, [step])).toEqual([]);
     expect(runs()).toBe(3);
   });
 
-  it('builds again when the output is gone, and stamps nothing when the step fails', () => {
+  it('builds again when the output is gone, and stamps nothing when the step fails', async () => {
     rmSync(join(root, 'out/built.txt'));
-    expect(run(root, [step])).toEqual(['count']);
+    expect(await run(root, [step])).toEqual(['count']);
     const failing: Step = { ...step, name: 'failing', command: [process.execPath, '-e', "console.log('tsc said no'); process.exit(2)"] };
-    expect(() => run(root, [failing])).toThrow(/the failing build failed[\s\S]*tsc said no/);
-    expect(() => run(root, [failing])).toThrow(/failing build failed/); // not stamped: tried again
+    await expect(run(root, [failing])).rejects.toThrow(/the failing build failed[\s\S]*tsc said no/);
+    await expect(run(root, [failing])).rejects.toThrow(/failing build failed/); // not stamped: tried again
   });
 
-  it('npm start builds the platform and the docs from their sources', () => {
+  it('runs the stale steps side by side, builds those that work and names every one that failed', async () => {
+    // Each step waits (up to 20 s) for the other to have started: one after the other, the first fails.
+    const meeting = (name: string, other: string) =>
+      `const fs=require('fs');fs.mkdirSync('out',{recursive:true});fs.writeFileSync('out/${name}.started','');` +
+      `const until=Date.now()+20000;(function wait(){if(fs.existsSync('out/${other}.started'))return fs.writeFileSync('out/${name}','ok');` +
+      `if(Date.now()>until){console.log('${other} never started');process.exit(1)}setTimeout(wait,20)})()`;
+    const slow = (name: string, other = name): Step => ({ name, inputs: ['config.json'], output: `out/${name}`, command: [process.execPath, '-e', meeting(name, other)] });
+    writeFileSync(join(root, 'config.json'), '{"side":"by side"}');
+    expect((await run(root, [slow('one', 'two'), slow('two', 'one')])).sort()).toEqual(['one', 'two']);
+    const failing = (name: string): Step => ({ ...slow(name), command: [process.execPath, '-e', `console.log('${name} said no'); process.exit(1)`] });
+    writeFileSync(join(root, 'config.json'), '{"side":"again"}');
+    const failed = run(root, [failing('three'), slow('one'), failing('four')]);
+    await expect(failed).rejects.toThrow(/three said no[\s\S]*four said no/);
+    expect(await run(root, [slow('one')])).toEqual([]); // the one that worked was stamped
+  });
+
+  it('npm start builds the platform and the docs from their sources, npm test the client package too', () => {
     expect((STEPS as Step[]).map((s) => [s.name, s.output])).toEqual([
       ['server', 'dist/server/cli.js'],
       ['docs', 'dist/docs/index.html'],
     ]);
+    expect([(CLIENT_STEP as Step).name, (CLIENT_STEP as Step).output]).toEqual(['client', 'dist/client/package.json']);
+    expect(readFileSync('test/support/global-setup.ts', 'utf8')).toContain('build(ROOT, [...STEPS, CLIENT_STEP])');
     expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts.start).toMatch(/^node scripts\/build-changed\.mjs && node bin\/partner-api\.js serve/);
   });
 });

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { runCli } from '../../src/server/cli.js';
-import { PARTNER_API_BIN } from './partner-api.js';
+import { partnerApiCommand } from './partner-api.js';
 
 export interface CommandOutcome {
   code: number;
@@ -28,7 +28,7 @@ const execFileAsync = promisify(execFile);
 /** The shipped command, a process of its own, with this process's environment and `env` over it. */
 export async function runProcess(args: string[], env: Record<string, string> = {}): Promise<CommandOutcome> {
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, [PARTNER_API_BIN, ...args], { env: { ...process.env, ...env } });
+    const { stdout, stderr } = await execFileAsync(process.execPath, [...partnerApiCommand(), ...args], { env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

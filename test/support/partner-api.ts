@@ -1,9 +1,18 @@
 // The real `partner-api serve` process, for tests and benchmarks: started on a free port, read from
 // its banner (address, and in sandbox mode the sandbox merchant's credentials).
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+// @ts-expect-error: a plain JavaScript script, without declarations
+import { inputsHash, STEPS } from '../../scripts/build-changed.mjs';
 import { createPartnerClient, type PartnerClient } from '../../src/client/index.js';
+import { ROOT } from './packages.js';
 import { startProcess, type Started } from './processes.js';
+
+interface BuildStep {
+  name: string;
+  inputs: string[];
+  output: string;
+}
 
 export interface Credentials {
   apiKey: string;
@@ -21,29 +30,30 @@ export interface RunningPartnerApi {
   stop(): Promise<void>;
 }
 
-/** The newest modification time of a file, or of anything in a directory tree (0 if absent). */
-function newestChange(path: string): number {
-  const stats = statSync(path, { throwIfNoEntry: false });
-  if (!stats) return 0;
-  if (!stats.isDirectory()) return stats.mtimeMs;
-  return Math.max(stats.mtimeMs, ...readdirSync(path).map((name) => newestChange(join(path, name))));
-}
-
-/** True when `npm run build:server` ran after the last change to what it compiles. */
+/** True when the platform's build step last ran on the sources as they are now (its stamp, scripts/build-changed.mjs). */
 export function buildIsCurrent(): boolean {
-  const built = statSync('dist/server/cli.js', { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  return ['src/server', 'src/signing', 'tsconfig.json', 'tsconfig.build.json'].every((source) => newestChange(source) <= built);
+  const step = (STEPS as BuildStep[]).find((s) => s.name === 'server')!;
+  const stamp = join(ROOT, 'dist/.stamps', step.name);
+  return existsSync(join(ROOT, step.output)) && existsSync(stamp) && readFileSync(stamp, 'utf8') === inputsHash(ROOT, step.inputs);
 }
 
 /**
- * The command the tests run: the shipped bin, which runs the build (npm test builds first), when the build
- * is current: it starts on half the CPU time or less that the sources take through tsx, and the suite starts it
- * about a hundred times. After a change to the sources without a build: the sources themselves.
+ * What node runs for the platform: its flags, then the command. The command is the shipped bin, which
+ * runs the build (npm test and the benchmarks build what changed first), when the build is current: it
+ * starts on half the CPU time or less that the sources take through tsx; after a change to the sources
+ * without a build, the sources themselves. A process a test starts lives seconds, and V8's optimizing
+ * compiler (TurboFan) spent about 1.2 of a start's 3 CPU-s on PGlite's WebAssembly, work that pays back
+ * only in a long run: under vitest the baseline compiler (Liftoff) alone compiles it. The same code runs,
+ * its machine code less optimized (index-gaps.test.ts: 45 -> 33 CPU-s). Benchmarks, which do not run
+ * under vitest, run the platform as an operator does.
  */
-export const PARTNER_API_BIN = buildIsCurrent() ? 'bin/partner-api.js' : 'test/support/partner-api-source.js';
+export function partnerApiCommand(): string[] {
+  const bin = buildIsCurrent() ? 'bin/partner-api.js' : 'test/support/partner-api-source.js';
+  return [...(process.env.VITEST ? ['--liftoff-only'] : []), bin];
+}
 
 export async function startPartnerApi(env: Record<string, string>, args: string[] = []): Promise<RunningPartnerApi> {
-  const started = await startProcess('node', [PARTNER_API_BIN, 'serve', '--port', '0', ...args], /^Ready\. /m, env);
+  const started = await startProcess(process.execPath, [...partnerApiCommand(), 'serve', '--port', '0', ...args], /^Ready\. /m, env);
   const out = started.output();
   const baseUrl = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   const apiKey = /API key:\s+(\S+)/.exec(out)?.[1];

@@ -28,8 +28,9 @@ function freshDataDir() {
 
 let shared: string | undefined;
 /** One data directory for the commands below that only need a database, not a new one: a copy of the
- * run's template, its database created and migrated (a new one is created by the serve tests below,
- * and by the installed package's first command in test/package/platform-package.test.ts). */
+ * run's template, its database created and migrated (a new one is created by serve in
+ * test/server/db/data-directory.test.ts, and by the installed package's first command in
+ * test/package/platform-package.test.ts). */
 function sharedDataDir() {
   if (!shared) dataDirs.push((shared = copiedDataDirectory('partner-cli-')));
   return shared;
@@ -250,7 +251,9 @@ describe('partner-api serve', () => {
   let orderUuid: string;
 
   beforeAll(async () => {
-    dataDir = freshDataDir();
+    // A copy of the template: creating the database (9 CPU-s) is tested in data-directory.test.ts.
+    dataDir = copiedDataDirectory('partner-cli-');
+    dataDirs.push(dataDir);
     const platform = await startPartnerApi({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
     server = platform.process;
     baseUrl = platform.baseUrl;

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copiedDataDirectory } from '../../support/database-templates.js';
-import { PARTNER_API_BIN } from '../../support/partner-api.js';
+import { partnerApiCommand } from '../../support/partner-api.js';
 
 /** What lets root bind a port below 1024 and write where its permission bits say no. */
 const ROOT_POWERS = '-net_bind_service,-dac_override,-dac_read_search,-fowner';
@@ -40,7 +40,7 @@ interface Outcome {
 
 /** partner-api, as this user or (when root) without root's powers; killed if it outlives 90 s. */
 function partnerApi(args: string[], options: { unprivileged?: boolean } = {}): Promise<Outcome> {
-  const command = [process.execPath, PARTNER_API_BIN, ...args];
+  const command = [process.execPath, ...partnerApiCommand(), ...args];
   const [file, ...rest] = options.unprivileged && isRoot ? ['setpriv', `--bounding-set=${ROOT_POWERS}`, `--inh-caps=${ROOT_POWERS}`, ...command] : command;
   return new Promise((resolve) => {
     execFile(file!, rest, { timeout: 90_000, env: { ...process.env, DATABASE_URL: '', LOG_LEVEL: '' } }, (error, stdout, stderr) => {

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { copiedDataDirectory } from '../../support/database-templates.js';
-import { PARTNER_API_BIN } from '../../support/partner-api.js';
+import { partnerApiCommand } from '../../support/partner-api.js';
 
 // A first start's directory (the cluster made and migrated ahead, no key, no merchant): it prints the
 // sandbox credentials it makes, as on an empty directory.
@@ -14,7 +14,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** serve until its banner's last line; then one request, and its streams apart. */
 async function startAndRequest(env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [PARTNER_API_BIN, 'serve', '--port', '0'], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: '', ...env } });
+  const child = spawn(process.execPath, [...partnerApiCommand(), 'serve', '--port', '0'], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: '', ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => void (stdout += chunk.toString()));

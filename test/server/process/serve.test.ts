@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { PARTNER_API_BIN, startPartnerApi } from '../../support/partner-api.js';
+import { partnerApiCommand, startPartnerApi } from '../../support/partner-api.js';
 import { TEST_DATABASE_URL, freshDatabase } from '../../support/platform.js';
 import { until } from '../../support/processes.js';
 import { orderRequest } from '../../fixtures/orders.js';
@@ -25,10 +25,10 @@ describe('serve --workers', () => {
   it('refuses on the embedded database with a configuration error (78)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'partner-workers-'));
     try {
-      const failed = await run('node', [PARTNER_API_BIN, 'serve', '--workers', '2', '--port', '0'], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' } }).catch((e: { code: number; stderr: string }) => e);
+      const failed = await run('node', [...partnerApiCommand(), 'serve', '--workers', '2', '--port', '0'], { env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' } }).catch((e: { code: number; stderr: string }) => e);
       expect('code' in failed && failed.code).toBe(78);
       expect((failed as { stderr: string }).stderr).toMatch(/--workers needs DATABASE_URL/);
-      const usage = await run('node', [PARTNER_API_BIN, 'serve', '--workers', 'two'], { env: { ...process.env, DATA_DIR: dataDir } }).catch((e: { code: number; stderr: string }) => e);
+      const usage = await run('node', [...partnerApiCommand(), 'serve', '--workers', 'two'], { env: { ...process.env, DATA_DIR: dataDir } }).catch((e: { code: number; stderr: string }) => e);
       expect((usage as { code: number }).code).toBe(64);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
