@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { parse as pgliteResults, PGlite, protocol, types as pgliteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
 
 export interface Sql {
@@ -63,9 +63,10 @@ export async function openPglite(dataDir: string | undefined, { createApart = fa
   await db.waitReady;
   const query = async <Row>(runner: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) =>
     (await runner.query<Row>(text, params as unknown[] | undefined)).rows;
+  const prepared = preparedPgliteQuery(db);
   return {
     kind: 'pglite',
-    query: (text, params) => query(db, text, params),
+    query: (text, params) => prepared(text, params),
     transaction: (work) => db.transaction((tx) => work({ query: (text, params) => query(tx, text, params) })),
     exec: async (text) => void (await db.exec(text)),
     close: () => db.close(),
@@ -86,6 +87,52 @@ function statementNames(): (text: string) => string | undefined {
     let name = names.get(text);
     if (name === undefined && names.size < MAX_PREPARED) names.set(text, (name = `partner_${names.size}`));
     return name;
+  };
+}
+
+/**
+ * PGlite's query() parses and plans its statement at every call: 2.3 ms of the order insert's 3.6 ms.
+ * This query prepares each statement once, named as on PostgreSQL (statementNames), and then only binds
+ * and executes it, under PGlite's two locks and with its parsers and serializers, as query() does.
+ * Statements in a transaction go through PGlite's own (its transaction holds the locks).
+ */
+function preparedPgliteQuery(db: PGlite) {
+  const nameOf = statementNames();
+  const parameterTypes = new Map<string, number[]>();
+  const send = async (message: Uint8Array) => (await db.execProtocol(message, { syncToFs: false })).messages;
+  const run = <Row>(name: string, text: string, params: readonly unknown[]): Promise<Row[]> =>
+    db._runExclusiveTransaction(() =>
+      db._runExclusiveQuery(async () => {
+        const messages = [];
+        try {
+          let types = parameterTypes.get(name);
+          if (!types) {
+            await send(protocol.serialize.close({ type: 'S', name })); // one a failed preparation left
+            await send(protocol.serialize.parse({ name, text }));
+            types = pgliteResults.parseDescribeStatementResults(await send(protocol.serialize.describe({ type: 'S', name })));
+            parameterTypes.set(name, types);
+          }
+          const values = params.map((value, i) => (value === null || value === undefined ? null : (db.serializers[types[i]!] ?? String)(value)));
+          messages.push(...(await send(protocol.serialize.bind({ statement: name, values }))));
+          messages.push(...(await send(protocol.serialize.describe({ type: 'P' }))));
+          messages.push(...(await send(protocol.serialize.execute({}))));
+        } finally {
+          messages.push(...(await send(protocol.serialize.sync())));
+        }
+        await db.syncToFs();
+        return pgliteResults.parseResults(messages, db.parsers)[0]!.rows as Row[];
+      }),
+    );
+  return async <Row>(text: string, params: readonly unknown[] = []): Promise<Row[]> => {
+    const name = nameOf(text);
+    if (name === undefined) return (await db.query<Row>(text, params as unknown[])).rows;
+    try {
+      return await run<Row>(name, text, params);
+    } catch (error) {
+      // A DISCARD ALL or DEALLOCATE dropped the statement (26000): it is prepared again, once.
+      if ((error as { code?: string }).code !== '26000' || !parameterTypes.delete(name)) throw error;
+      return run<Row>(name, text, params);
+    }
   };
 }
 
