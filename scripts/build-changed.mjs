@@ -53,6 +53,21 @@ export function inputsHash(root, inputs) {
   return hash.digest('hex');
 }
 
+/**
+ * The stamp of a step's build: its inputs' hash and when its output was written. A build by other means
+ * (npm run build, an interrupted one) rewrites the output, so its stamp no longer matches.
+ */
+function stampOf(root, step, hash) {
+  return `${hash} ${statSync(join(root, step.output)).mtimeMs}`;
+}
+
+/** Whether the step's output is its build of the inputs as they are now. */
+export function isCurrent(root, step, stampDir = join(root, 'dist', '.stamps')) {
+  const stamp = join(stampDir, step.name);
+  if (!existsSync(join(root, step.output)) || !existsSync(stamp)) return false;
+  return readFileSync(stamp, 'utf8') === stampOf(root, step, inputsHash(root, step.inputs));
+}
+
 /** Runs a step's command; its output is kept for the error when it fails. */
 function runStep(root, step) {
   return new Promise((resolve, reject) => {
@@ -68,22 +83,18 @@ function runStep(root, step) {
 
 /** Runs the steps whose inputs changed, side by side; the names of those it ran. Fails with every failure. */
 export async function buildChanged(root, steps, stampDir = join(root, 'dist', '.stamps')) {
-  const stale = steps.flatMap((step) => {
-    const stamp = join(stampDir, step.name);
-    const hash = inputsHash(root, step.inputs);
-    const current = existsSync(join(root, step.output)) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash;
-    return current ? [] : [{ step, stamp, hash }];
-  });
+  const stale = steps.filter((step) => !isCurrent(root, step, stampDir));
   const results = await Promise.allSettled(
-    stale.map(async ({ step, stamp, hash }) => {
+    stale.map(async (step) => {
+      const hash = inputsHash(root, step.inputs); // the inputs the build reads
       await runStep(root, step);
       mkdirSync(stampDir, { recursive: true });
-      writeFileSync(stamp, hash);
+      writeFileSync(join(stampDir, step.name), stampOf(root, step, hash));
     }),
   );
   const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason.message] : []));
   if (failures.length > 0) throw new Error(failures.join('\n'));
-  return stale.map(({ step }) => step.name);
+  return stale.map((step) => step.name);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {

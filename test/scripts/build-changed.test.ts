@@ -2,7 +2,7 @@
 // scripts/build-changed.mjs runs a step when its inputs' hash differs from the one stamped by its last
 // successful run, or its output is missing, and skips it otherwise. The figure (a second npm start
 // listening within 3 s) is bench:start's.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,9 +40,13 @@ describe('scripts/build-changed.mjs', () => {
     expect(runs()).toBe(3);
   });
 
-  it('builds again when the output is gone, and stamps nothing when the step fails', async () => {
+  it('builds again when the output is gone or another build rewrote it, and stamps nothing when the step fails', async () => {
     rmSync(join(root, 'out/built.txt'));
     expect(await run(root, [step])).toEqual(['count']);
+    const later = new Date(Date.now() + 5000);
+    utimesSync(join(root, 'out/built.txt'), later, later); // as npm run build would leave it, from other sources
+    expect(await run(root, [step])).toEqual(['count']);
+    expect(await run(root, [step])).toEqual([]);
     const failing: Step = { ...step, name: 'failing', command: [process.execPath, '-e', "console.log('tsc said no'); process.exit(2)"] };
     await expect(run(root, [failing])).rejects.toThrow(/the failing build failed[\s\S]*tsc said no/);
     await expect(run(root, [failing])).rejects.toThrow(/failing build failed/); // not stamped: tried again

@@ -1,18 +1,10 @@
 // The real `partner-api serve` process, for tests and benchmarks: started on a free port, read from
 // its banner (address, and in sandbox mode the sandbox merchant's credentials).
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 // @ts-expect-error: a plain JavaScript script, without declarations
-import { inputsHash, STEPS } from '../../scripts/build-changed.mjs';
+import { isCurrent, STEPS } from '../../scripts/build-changed.mjs';
 import { createPartnerClient, type PartnerClient } from '../../src/client/index.js';
 import { ROOT } from './packages.js';
 import { startProcess, type Started } from './processes.js';
-
-interface BuildStep {
-  name: string;
-  inputs: string[];
-  output: string;
-}
 
 export interface Credentials {
   apiKey: string;
@@ -30,11 +22,9 @@ export interface RunningPartnerApi {
   stop(): Promise<void>;
 }
 
-/** True when the platform's build step last ran on the sources as they are now (its stamp, scripts/build-changed.mjs). */
+/** True when dist/server is the platform's build of its sources as they are now (scripts/build-changed.mjs). */
 export function buildIsCurrent(): boolean {
-  const step = (STEPS as BuildStep[]).find((s) => s.name === 'server')!;
-  const stamp = join(ROOT, 'dist/.stamps', step.name);
-  return existsSync(join(ROOT, step.output)) && existsSync(stamp) && readFileSync(stamp, 'utf8') === inputsHash(ROOT, step.inputs);
+  return isCurrent(ROOT, (STEPS as { name: string }[]).find((step) => step.name === 'server'));
 }
 
 /**
@@ -48,9 +38,10 @@ export function buildIsCurrent(): boolean {
  * under vitest, run the platform as an operator does.
  */
 export function partnerApiCommand(): string[] {
-  const bin = buildIsCurrent() ? 'bin/partner-api.js' : 'test/support/partner-api-source.js';
-  return [...(process.env.VITEST ? ['--liftoff-only'] : []), bin];
+  command ??= [...(process.env.VITEST ? ['--liftoff-only'] : []), buildIsCurrent() ? 'bin/partner-api.js' : 'test/support/partner-api-source.js'];
+  return command;
 }
+let command: string[] | undefined; // asked once a process: the build does not change under a run
 
 export async function startPartnerApi(env: Record<string, string>, args: string[] = []): Promise<RunningPartnerApi> {
   const started = await startProcess(process.execPath, [...partnerApiCommand(), 'serve', '--port', '0', ...args], /^Ready\. /m, env);

@@ -15,7 +15,7 @@ import { AddressThread } from './thread.js';
 import type { Sql } from '../db/database.js';
 
 /** A fill tops the pool up to this many ready addresses, plus the creates waiting and what was taken since the last fill. */
-export const POOL_TARGET = 32;
+export const POOL_TARGET = 128;
 /** A process asks for a fill after its creates took this many addresses of a network... */
 const TAKEN_BEFORE_FILL = 16;
 /** ...or when a create of its own leaves fewer ready than this, whichever processes took them. */

@@ -103,6 +103,7 @@ function preparedPgliteQuery(db: PGlite) {
   const run = <Row>(name: string, text: string, params: readonly unknown[]): Promise<Row[]> =>
     db._runExclusiveTransaction(() =>
       db._runExclusiveQuery(async () => {
+        await db._checkReady(); // a closed database refuses, as query() does
         const messages = [];
         try {
           let types = parameterTypes.get(name);
@@ -129,8 +130,9 @@ function preparedPgliteQuery(db: PGlite) {
     try {
       return await run<Row>(name, text, params);
     } catch (error) {
-      // A DISCARD ALL or DEALLOCATE dropped the statement (26000): it is prepared again, once.
-      if ((error as { code?: string }).code !== '26000' || !parameterTypes.delete(name)) throw error;
+      // A DISCARD ALL or DEALLOCATE dropped the statement (26000): every statement is prepared again, this one now.
+      if ((error as { code?: string }).code !== '26000') throw error;
+      parameterTypes.clear();
       return run<Row>(name, text, params);
     }
   };

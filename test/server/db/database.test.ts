@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
 
-const PREPARED_SQL = "SELECT name FROM pg_prepared_statements WHERE statement = $1 AND name LIKE 'partner\\_%'";
+/** The platform's prepared statement of a text, and how many times it was executed. */
+const PREPARED_SQL = "SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements WHERE statement = $1 AND name LIKE 'partner\\_%'";
 
 describe.each(DATABASES)('statements on %s', (kind) => {
   it('are prepared once and give the rows, types and nulls of the statement', async () => {
@@ -13,11 +14,14 @@ describe.each(DATABASES)('statements on %s', (kind) => {
     try {
       const text = 'SELECT $1::bigint AS big, $2::uuid[] AS ids, $3::text AS nothing, $4::timestamptz AS at';
       const ids = ['6f1c0000-0000-4000-8000-000000000001', '6f1c0000-0000-4000-8000-000000000002'];
-      const params = [9_007_199_254_740_993n, ids, null, '2026-11-26T01:02:03.000Z'];
+      const params = [9_007_199_254_740_993n, ids, null, new Date('2026-11-26T01:02:03.000Z')];
       const [first] = await db.query<{ big: bigint; ids: string[]; nothing: null; at: Date }>(text, params);
       expect(first).toEqual({ big: 9_007_199_254_740_993n, ids, nothing: null, at: new Date('2026-11-26T01:02:03.000Z') });
       expect(await db.query(text, params)).toEqual([first]);
-      if (kind === 'pglite') expect(await db.query(PREPARED_SQL, [text])).toHaveLength(1); // PostgreSQL: per pooled connection
+      // The same as a statement PGlite's own query() runs (in a transaction, this layer does not prepare).
+      expect(await db.transaction((tx) => tx.query(text, params))).toEqual([first]);
+      // One preparation, executed twice (PostgreSQL prepares once per pooled connection).
+      if (kind === 'pglite') expect(await db.query(PREPARED_SQL, [text])).toEqual([{ name: expect.any(String), runs: 2n }]);
     } finally {
       await drop();
     }
@@ -31,7 +35,10 @@ describe.each(DATABASES)('statements on %s', (kind) => {
       await db.query(insert, [1]);
       await expect(db.query(insert, [1])).rejects.toMatchObject({ code: '23505' });
       await expect(db.query('SELECT $1::uuid', ['not-a-uuid'])).rejects.toMatchObject({ code: '22P02' });
-      await expect(db.query('SELECT FROM nowhere')).rejects.toMatchObject({ code: '42P01' });
+      const later = 'SELECT count(*)::int AS n FROM later';
+      await expect(db.query(later)).rejects.toMatchObject({ code: '42P01' }); // not prepared: tried again
+      await db.exec('CREATE TABLE later (id int)');
+      expect(await db.query(later)).toEqual([{ n: 0 }]);
       await db.query(insert, [2]);
       expect(await db.query<{ id: number }>('SELECT id FROM t ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
     } finally {
@@ -46,8 +53,11 @@ describe.each(DATABASES)('statements on %s', (kind) => {
       expect(await db.query(text, [1])).toEqual([{ n: 2 }]);
       await db.exec('DISCARD ALL');
       expect(await db.query(PREPARED_SQL, [text])).toHaveLength(0);
-      expect(await db.query(text, [2])).toEqual([{ n: 3 }]);
+      const again = await Promise.all([db.query(text, [2]), db.query(text, [3]), db.query('SELECT $1::text AS t', ['x'])]);
+      expect(again).toEqual([[{ n: 3 }], [{ n: 4 }], [{ t: 'x' }]]);
       expect(await db.query(PREPARED_SQL, [text])).toHaveLength(1);
+      await db.close();
+      await expect(db.query(text, [1])).rejects.toThrow(/closed/i);
     } finally {
       await drop();
     }
