@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Builds only what changed since the last build (npm start runs it for the platform and the docs; npm
 // test's global setup for those and the client package): each step's inputs are hashed and compared
-// with the hash stamped in dist/.stamps/ when the step last succeeded; a step whose inputs are the same
-// and whose output exists is skipped, and the others run side by side. Plain JavaScript so that it
+// with the stamp in dist/.stamps/ its last successful run left (that hash and its output's time); a step
+// whose inputs and output are the stamped ones is skipped, and the others run side by side. Plain JavaScript so that it
 // costs no TypeScript loader. A step's own output (Redocly's banners, tsc) is shown only when the step
 // fails, so `npm start` prints the platform's banner first.
 import { spawn } from 'node:child_process';
