@@ -1,4 +1,6 @@
-// Debian's Chromium through playwright-core, launched as the docs test launches it, for page tests.
+// Debian's Chromium through playwright-core, for the page tests (the docs, the payment page). A test
+// moves one tab from page to page where it can: a new tab is a new renderer process, and starting one
+// (with axe-core compiled again in it) cost several times the page's own work.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
