@@ -1,20 +1,24 @@
-// Databases made once per test run and copied for every test that needs one. A new PGlite cluster costs
+// Databases made once and copied for every test that needs one. A new PGlite cluster costs
 // seconds of CPU (its initdb runs in WebAssembly) and the suite opens dozens, so the global setup
-// (./global-setup.ts) makes one data directory with the platform's own first open, dumps its PGlite
-// cluster empty and migrated, and on PostgreSQL migrates one database to serve as a template.
+// (./global-setup.ts) makes one data directory with the platform's own first open and dumps its PGlite
+// cluster empty and migrated (kept between runs until the database code changes: pgliteTemplates
+// below), and on PostgreSQL migrates one database per run to serve as a template.
 // freshDatabase and migratedDatabase (./platform.ts) start from these dumps, and the real-process tests
 // from copies of the data directory (copiedDataDirectory); where no global setup ran (a benchmark) they
 // start from scratch.
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { openPglite, openPostgres, type Database } from '../../src/server/db/database.js';
 import { migrate } from '../../src/server/db/migrate.js';
 import { restrictToOwner } from '../../src/server/db/data-directory.js';
 import { openDatabase } from '../../src/server/db/open.js';
+// @ts-expect-error: a plain JavaScript script, without declarations
+import { inputsHash } from '../../scripts/build-changed.mjs';
+import { ROOT } from './packages.js';
 
 export type Schema = 'empty' | 'migrated';
 
@@ -22,7 +26,6 @@ export type Schema = 'empty' | 'migrated';
 const DUMPS_VARIABLE = 'PARTNER_TEST_PGLITE_DUMPS';
 /** The name of the migrated template database on TEST_DATABASE_URL's server. */
 const POSTGRES_VARIABLE = 'PARTNER_TEST_POSTGRES_TEMPLATE';
-const TEMPLATES_ROOT = resolve(import.meta.dirname, '../../.tmp');
 
 const loaded = new Map<Schema, Blob>();
 
@@ -189,34 +192,64 @@ async function closeDatabase(opened: { db: { close(): Promise<void> }; release: 
 }
 
 /**
- * Makes the templates with the platform's own migrate() and publishes them to the test workers (which
- * inherit this process's environment); returns what removes them.
+ * What the PGlite templates are made of: the platform's database code and migrations, PGlite (its
+ * version is in the lockfile) and this file. Made once for these and kept between runs (they cost about
+ * 9 s and 12 CPU-s at every start), under node_modules/.cache, where `npm ci` starts them afresh.
+ */
+const TEMPLATE_INPUTS = ['src/server/db', 'package-lock.json', 'test/support/database-templates.ts'];
+const TEMPLATES_CACHE = join(ROOT, 'node_modules', '.cache', 'partner-api');
+const TEMPLATES_PREFIX = 'pglite-templates-';
+/** A run older than this no longer reads a set of templates made from other inputs: it is removed. */
+const STALE_MS = 3600_000;
+
+/** The PGlite templates for the sources as they are now: the cached set, or one made now. */
+async function pgliteTemplates(): Promise<string> {
+  const dir = join(TEMPLATES_CACHE, `${TEMPLATES_PREFIX}${(inputsHash as (root: string, inputs: string[]) => string)(ROOT, TEMPLATE_INPUTS).slice(0, 16)}`);
+  mkdirSync(TEMPLATES_CACHE, { recursive: true });
+  for (const name of readdirSync(TEMPLATES_CACHE)) {
+    const other = join(TEMPLATES_CACHE, name);
+    if (name.startsWith(TEMPLATES_PREFIX) && other !== dir && Date.now() - statSync(other).mtimeMs > STALE_MS) rmSync(other, { recursive: true, force: true });
+  }
+  if (existsSync(dir)) {
+    const now = new Date();
+    utimesSync(dir, now, now); // in use: not stale for another run
+    return dir;
+  }
+  // Made aside and renamed into place whole, so that a run never reads a half-made set (another run
+  // making the same set at once: the first rename wins).
+  const making = mkdtempSync(join(TEMPLATES_CACHE, 'making-'));
+  try {
+    // The platform's own opening (lock, cluster, owner-only modes), as a first start does it: the first runs initdb.
+    const dataDirectory = { dataDir: join(making, DATA_DIRECTORY), databaseUrl: undefined, databasePoolSize: 1 };
+    const cluster = join(dataDirectory.dataDir, 'pglite');
+    await closeDatabase(await openDatabase(dataDirectory));
+    await dumpCluster(cluster, join(making, 'pglite-empty.tar'));
+    const opened = await openDatabase(dataDirectory);
+    await migrate(opened.db);
+    await closeDatabase(opened);
+    await dumpCluster(cluster, join(making, 'pglite-migrated.tar'));
+    restrictToOwner(dataDirectory.dataDir); // as the platform leaves it: the dumps' openings wrote files with PGlite's modes
+    renameSync(making, dir);
+  } catch (error) {
+    rmSync(making, { recursive: true, force: true });
+    if (!existsSync(dir)) throw error;
+  }
+  return dir;
+}
+
+/**
+ * Publishes the templates to the test workers (which inherit this process's environment): PGlite's,
+ * and on PostgreSQL a database migrated with the platform's own migrate(); returns what removes the latter.
  */
 export async function makeTemplates(postgresUrl: string | undefined): Promise<() => Promise<void>> {
-  // Inside the project (.tmp/ is ignored by git), where no clean-up of the machine's /tmp reaches them mid-run.
-  mkdirSync(TEMPLATES_ROOT, { recursive: true });
-  const dir = mkdtempSync(join(TEMPLATES_ROOT, 'templates-'));
-  process.once('exit', () => rmSync(dir, { recursive: true, force: true })); // also when vitest ends without a teardown
   const template = `partner_template_${randomBytes(6).toString('hex')}`;
   const remove = async () => {
     delete process.env[DUMPS_VARIABLE];
     delete process.env[POSTGRES_VARIABLE];
-    rmSync(dir, { recursive: true, force: true });
     if (postgresUrl) await onServer(postgresUrl, `DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
   };
   try {
-    // The platform's own opening (lock, cluster, owner-only modes), as a first start does it: the first runs initdb.
-    const dataDirectory = { dataDir: join(dir, DATA_DIRECTORY), databaseUrl: undefined, databasePoolSize: 1 };
-    const cluster = join(dataDirectory.dataDir, 'pglite');
-    await closeDatabase(await openDatabase(dataDirectory));
-    await dumpCluster(cluster, join(dir, 'pglite-empty.tar'));
-    const opened = await openDatabase(dataDirectory);
-    await migrate(opened.db);
-    await closeDatabase(opened);
-    await dumpCluster(cluster, join(dir, 'pglite-migrated.tar'));
-    restrictToOwner(dataDirectory.dataDir); // as the platform leaves it: the dumps' openings wrote files with PGlite's modes
-    process.env[DUMPS_VARIABLE] = dir;
-
+    process.env[DUMPS_VARIABLE] = await pgliteTemplates();
     if (postgresUrl) {
       await onServer(postgresUrl, `CREATE DATABASE ${template}`);
       const postgres = await openPostgres(databaseUrl(postgresUrl, template), 1);
