@@ -12,16 +12,27 @@ import { ConfigError, isSecretSetting, readConfig, SETTING_NAMES, settingEnv } f
 import { contract } from './http/openapi-document.js';
 import { DataDirectoryBusyError, DataDirectoryError } from './db/data-directory.js';
 import { MasterKeyMismatchError } from './merchants/master-key.js';
-import { RescanError } from './chain/rescan.js';
-import { ScannerStartError } from './chain/scanner.js';
-import { InvalidExtendedKeyError } from './addresses/derivation.js';
-import { PortInUseError } from './process/serve.js';
-import { WorkerStartError } from './process/cluster.js';
 
 const EXIT = { ok: 0, refused: 1, usage: 64, unavailable: 69, software: 70, cannotCreate: 73, config: 78 } as const;
 
-/** Errors whose message is written for the operator: printed as they are. */
-const OPERATOR_ERRORS = [RefusedError, DataDirectoryBusyError, MasterKeyMismatchError, RescanError, ScannerStartError, InvalidExtendedKeyError];
+/**
+ * The errors of the platform's own modules that the operator is told about in one line. Those modules
+ * load the platform (the HTTP layer, the databases' drivers, the chain), which help, the version and a
+ * usage or configuration error never need: they are imported once a command failed with something else,
+ * and by then the command has loaded them.
+ */
+async function platformErrors() {
+  const [{ RescanError }, { ScannerStartError }, { InvalidExtendedKeyError }, { PortInUseError }, { WorkerStartError }] = await Promise.all([
+    import('./chain/rescan.js'),
+    import('./chain/scanner.js'),
+    import('./addresses/derivation.js'),
+    import('./process/serve.js'),
+    import('./process/cluster.js'),
+  ]);
+  /** Errors whose message is written for the operator: printed as they are. */
+  const operatorErrors = [RefusedError, DataDirectoryBusyError, MasterKeyMismatchError, RescanError, ScannerStartError, InvalidExtendedKeyError];
+  return { PortInUseError, WorkerStartError, operatorErrors };
+}
 
 const HELP_FLAGS = { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } } as const;
 
@@ -149,7 +160,7 @@ async function run(argv: string[], io: Io): Promise<number> {
 }
 
 /** One line for the operator, and the exit code; the stack only with LOG_LEVEL=debug or trace. */
-function report(error: unknown, argv: string[], io: Io): number {
+async function report(error: unknown, argv: string[], io: Io): Promise<number> {
   const write = (line: string) => io.stderr.write(`partner-api: ${line}\n`);
   if (error instanceof UsageError) {
     const command = error.cause as Command | undefined;
@@ -165,6 +176,7 @@ function report(error: unknown, argv: string[], io: Io): number {
     write(error.message);
     return EXIT.cannotCreate;
   }
+  const { PortInUseError, WorkerStartError, operatorErrors } = await platformErrors();
   if (error instanceof PortInUseError) {
     write(error.message);
     return EXIT.unavailable;
@@ -173,7 +185,7 @@ function report(error: unknown, argv: string[], io: Io): number {
     write(error.message);
     return error.exitCode || EXIT.software;
   }
-  if (OPERATOR_ERRORS.some((kind) => error instanceof kind)) {
+  if (operatorErrors.some((kind) => error instanceof kind)) {
     write((error as Error).message.split('\n')[0]!);
     return EXIT.refused;
   }

@@ -1,6 +1,7 @@
 // Checks responses against generated/openapi.json: the status is one the operation declares, the
 // media type is the declared one, and the body matches the declared schema.
-import { createContractAjv, contract } from '../../src/server/http/openapi-document.js';
+import { createContractAjv } from '../../src/server/http/contract-ajv.js';
+import { contract } from '../../src/server/http/openapi-document.js';
 
 const ajv = createContractAjv();
 

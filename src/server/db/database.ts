@@ -4,8 +4,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { parse as pgliteResults, PGlite, protocol, types as pgliteTypes } from '@electric-sql/pglite';
-import pg from 'pg';
+import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
+
+// Each driver is imported when a database of its kind is opened: a platform on PostgreSQL never loads
+// PGlite's, and a command that opens no database (help, the version) loads neither.
+const pgliteModule = () => import('@electric-sql/pglite');
+type PgliteModule = Awaited<ReturnType<typeof pgliteModule>>;
 
 export interface Sql {
   query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
@@ -30,7 +35,7 @@ const parseInt8 = (value: string) => BigInt(value);
  */
 const PGLITE_SETTINGS = ['shared_buffers = 16MB', 'temp_buffers = 1MB', 'wal_buffers = 1MB'];
 
-function newPglite(dataDir: string | undefined, from: Blob | undefined): PGlite {
+function newPglite({ PGlite, types: pgliteTypes }: PgliteModule, dataDir: string | undefined, from: Blob | undefined): PGlite {
   return new PGlite({ ...(dataDir ? { dataDir } : {}), ...(from ? { loadDataDir: from } : {}), postgresqlconf: PGLITE_SETTINGS, parsers: { [pgliteTypes.INT8]: parseInt8 } });
 }
 
@@ -59,11 +64,12 @@ async function createPgliteDatabase(dataDir: string): Promise<void> {
  */
 export async function openPglite(dataDir: string | undefined, { createApart = false, from }: { createApart?: boolean; from?: Blob } = {}): Promise<Database> {
   if (createApart && !from && dataDir && !existsSync(join(dataDir, 'PG_VERSION'))) await createPgliteDatabase(dataDir);
-  const db = newPglite(dataDir, from);
+  const driver = await pgliteModule();
+  const db = newPglite(driver, dataDir, from);
   await db.waitReady;
   const query = async <Row>(runner: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) =>
     (await runner.query<Row>(text, params as unknown[] | undefined)).rows;
-  const prepared = preparedPgliteQuery(db);
+  const prepared = preparedPgliteQuery(driver, db);
   return {
     kind: 'pglite',
     query: (text, params) => prepared(text, params),
@@ -96,7 +102,7 @@ function statementNames(): (text: string) => string | undefined {
  * and executes it, under PGlite's two locks and with its parsers and serializers, as query() does.
  * Statements in a transaction go through PGlite's own (its transaction holds the locks).
  */
-function preparedPgliteQuery(db: PGlite) {
+function preparedPgliteQuery({ protocol, parse: pgliteResults }: PgliteModule, db: PGlite) {
   const nameOf = statementNames();
   const parameterTypes = new Map<string, number[]>();
   const send = async (message: Uint8Array) => (await db.execProtocol(message, { syncToFs: false })).messages;
@@ -139,6 +145,7 @@ function preparedPgliteQuery(db: PGlite) {
 }
 
 export async function openPostgres(connectionString: string, maxConnections = 10): Promise<Database> {
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString,
     max: maxConnections,

@@ -2,7 +2,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { callbackPolicy } from '../callbacks/destinations.js';
 import type { Config } from '../config.js';
-import { createContractAjv } from './openapi-document.js';
+import { createContractAjv } from './contract-ajv.js';
 import type { Database } from '../db/database.js';
 import type { Merchants } from '../merchants/merchants.js';
 import type { Orders } from '../orders/orders.js';

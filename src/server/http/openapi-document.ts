@@ -1,8 +1,7 @@
-// The bundled contract (generated/openapi.json) as the source of the platform's request validation,
-// through one Ajv instance that understands OpenAPI 3.1's JSON Schema 2020-12.
+// The bundled contract (generated/openapi.json): its text as served, and its schemas and parameters as the
+// routes' validation refers to them (./contract-ajv.ts compiles them; kept apart so that reading the
+// contract, as `partner-api --version` does, loads no validator).
 import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 
 export const CONTRACT_PATH = new URL('../../../generated/openapi.json', import.meta.url);
 export const CONTRACT_ID = 'contract.json';
@@ -14,15 +13,6 @@ export interface OpenApiDocument {
 
 export const contractText = readFileSync(CONTRACT_PATH, 'utf8');
 export const contract = JSON.parse(contractText) as OpenApiDocument;
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-
-export function createContractAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  addFormats(ajv);
-  ajv.addSchema(contract, CONTRACT_ID);
-  return ajv;
-}
 
 /** A JSON Schema that refers to one of the contract's component schemas. */
 export function componentSchema(name: string): { $ref: string } {

@@ -7,7 +7,7 @@ import { verifyCallback, type DepositOrder, type DepositOrderCallback } from '..
 import { CallbackDispatcher, nextAttemptDelayMs } from '../../../src/server/callbacks/dispatcher.js';
 import { CallbackInFlightError, redeliverCallback } from '../../../src/server/callbacks/history.js';
 import { enqueueCallback } from '../../../src/server/callbacks/outbox.js';
-import { createContractAjv } from '../../../src/server/http/openapi-document.js';
+import { createContractAjv } from '../../../src/server/http/contract-ajv.js';
 import { expireOrders } from '../../../src/server/orders/deposits.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';

@@ -3,10 +3,11 @@
 // process per command cost seconds of CPU each, over a hundred times. Real processes where the process
 // is what is tested: exit codes through process.exit (and that they match runCli's), the server's
 // banner, signals and logs, and the lock between processes.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient } from '../../../src/client/index.js';
 import { readConfig } from '../../../src/server/config.js';
@@ -191,6 +192,21 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     expect(group.stdout).toContain('merchants create');
     expect(group.stdout).toContain('merchants rotate-secrets');
   });
+
+  it.each([[['--version']], [['serve', '--help']], [['serve', '--mode', 'staging']]])(
+    'the shipped command %j loads neither the platform, its server nor a database driver',
+    async (args) => {
+      // A module hook (node:module register) in the process names every module it loads, on stderr.
+      const hooks = `export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('loaded ' + r.url + '\\n'); return r; }`;
+      const hook = join(freshDataDir(), 'hook.mjs');
+      writeFileSync(hook, `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});\n`);
+      const { stderr } = await command(args, { ...env(), NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` });
+      const loaded = stderr.split('\n').filter((line) => line.startsWith('loaded '));
+      expect(loaded.some((line) => /\/server\/cli\.(js|ts)$/.test(line))).toBe(true); // the hook saw the command load
+      const heavy = loaded.filter((line) => /\/server\/(platform|process\/serve|http\/app)\.(js|ts)$|\/node_modules\/(fastify|pg|@electric-sql\/pglite|prom-client|ajv)\//.test(line));
+      expect(heavy).toEqual([]);
+    },
+  );
 
   it.each([
     [[], 64],
