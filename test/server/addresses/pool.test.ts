@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AddressPool, POOL_TARGET, walletFingerprint } from '../../../src/server/addresses/pool.js';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
-import type { Database } from '../../../src/server/db/database.js';
+import type { Database, Sql } from '../../../src/server/db/database.js';
 import { hdVectors } from '../../fixtures/vectors.js';
 import { decodeQr } from '../../support/qr.js';
 import { DATABASES, migratedDatabase } from '../../support/platform.js';
@@ -38,18 +38,21 @@ describe.each(DATABASES)('AddressPool on %s', (kind) => {
     database = await migratedDatabase(kind);
     fills = 0;
     failNext = undefined;
-    // The real database, with each fill's write counted and one made to fail on demand.
+    // The real database, with each fill's write counted and one made to fail on demand (also inside a
+    // transaction: on PostgreSQL a fill runs in one).
+    const counted = (query: Sql['query']): Sql['query'] => (text, params) => {
+      if (text.includes('INSERT INTO address_pool')) {
+        fills++;
+        const error = failNext;
+        failNext = undefined;
+        if (error) return Promise.reject(error);
+      }
+      return query(text, params);
+    };
     db = {
       ...database.db,
-      query: (text, params) => {
-        if (text.includes('INSERT INTO address_pool')) {
-          fills++;
-          const error = failNext;
-          failNext = undefined;
-          if (error) return Promise.reject(error);
-        }
-        return database.db.query(text, params);
-      },
+      query: counted(database.db.query),
+      transaction: (work) => database.db.transaction((tx) => work({ query: counted(tx.query) })),
     };
   });
   afterEach(async () => {

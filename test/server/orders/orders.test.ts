@@ -34,13 +34,17 @@ describe.each(DATABASES)('orders on %s', (kind) => {
     // The pool as other tests left it: the creates below find it empty.
     await t.db.query(`DELETE FROM address_pool WHERE network = 'Tron'`);
     await t.db.query(`UPDATE address_counters SET next_index = (SELECT COALESCE(max(address_index) + 1, 0) FROM deposit_orders WHERE blockchain = 'Tron') WHERE network = 'Tron'`);
-    const statements = vi.spyOn(t.db, 'query');
+    // Every statement, in order, also those of a transaction (on PostgreSQL a fill runs in one).
+    const sql: string[] = [];
+    const { query, transaction } = t.db;
+    const recorded = (run: typeof query): typeof query => (text, params) => (sql.push(text), run(text, params));
+    const statements = vi.spyOn(t.db, 'query').mockImplementation(recorded(query));
+    const transactions = vi.spyOn(t.db, 'transaction').mockImplementation((work) => transaction((tx) => work({ query: recorded(tx.query) })));
     const indexes = async (externalIds: string) =>
       (await t.db.query<{ i: bigint }>('SELECT address_index AS i FROM deposit_orders WHERE merchant_id = $1 AND external_id LIKE $2', [merchant.merchantId, externalIds])).map((row) => Number(row.i));
     try {
       // 64 creates in one turn, 16 of them repeating an externalId of the same batch.
       const results = await Promise.all(Array.from({ length: 64 }, (_, i) => t.platform.orders.create(merchant.merchantId, orderRequest(`batch-${i % 48}`))));
-      const sql = statements.mock.calls.map(([text]) => text);
       // The first insert found the pool empty; one fill for all 64, then one insert for all. The 16
       // repeats lost the insert to their first and read the winner's order. (After the second insert
       // the creates' takes may start the next fill in the background: it is not counted.)
@@ -61,6 +65,7 @@ describe.each(DATABASES)('orders on %s', (kind) => {
       expect(all).toEqual(Array.from({ length: 64 }, (_, i) => all[0]! + i));
     } finally {
       statements.mockRestore();
+      transactions.mockRestore();
     }
   });
 
