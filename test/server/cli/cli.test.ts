@@ -196,12 +196,15 @@ describe('partner-api as shipped software: help, version, usage errors, one line
   it.each([[['--version']], [['serve', '--help']], [['serve', '--mode', 'staging']]])(
     'the shipped command %j loads neither the platform, its server nor a database driver',
     async (args) => {
-      // A module hook (node:module register) in the process names every module it loads, on stderr.
-      const hooks = `export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('loaded ' + r.url + '\\n'); return r; }`;
-      const hook = join(freshDataDir(), 'hook.mjs');
+      // A module hook (node:module register) in the process writes the URL of every module it loads to a
+      // file (written at once: the hooks' thread's own stderr may not reach the pipe before process.exit).
+      const dir = freshDataDir();
+      const log = join(dir, 'loaded.txt');
+      const hooks = `import { appendFileSync } from 'node:fs'; export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(log)}, r.url + '\\n'); return r; }`;
+      const hook = join(dir, 'hook.mjs');
       writeFileSync(hook, `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});\n`);
-      const { stderr } = await command(args, { ...env(), NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` });
-      const loaded = stderr.split('\n').filter((line) => line.startsWith('loaded '));
+      await command(args, { ...env(), NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` });
+      const loaded = readFileSync(log, 'utf8').split('\n').filter(Boolean);
       expect(loaded.some((line) => /\/server\/cli\.(js|ts)$/.test(line))).toBe(true); // the hook saw the command load
       const heavy = loaded.filter((line) => /\/server\/(platform|process\/serve|http\/app)\.(js|ts)$|\/node_modules\/(fastify|pg|@electric-sql\/pglite|prom-client|ajv)\//.test(line));
       expect(heavy).toEqual([]);
