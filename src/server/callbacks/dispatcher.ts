@@ -245,10 +245,18 @@ export class CallbackDispatcher {
     let reserved = 0; // slots promised to claims still under way
     let idle: NodeJS.Timeout | undefined;
     let claiming: Promise<unknown> | undefined;
+    // A delivery that ended while a claim held the free slots: its slot is looked at when the claim ends,
+    // not after the interval (a fair claim can take fewer rows than the slots it held).
+    let freedDuringClaim = false;
     const fill = async (): Promise<void> => {
       const free = this.concurrency - inFlight.size - reserved;
-      if (this.stopped || free <= 0) return;
+      if (this.stopped) return;
+      if (free <= 0) {
+        if (reserved > 0) freedDuringClaim = true;
+        return;
+      }
       reserved += free;
+      freedDuringClaim = false;
       let rows: OutboxRow[] = [];
       try {
         claiming = this.claim(free);
@@ -268,6 +276,11 @@ export class CallbackDispatcher {
             void fill();
           });
         inFlight.add(delivery);
+      }
+      if (freedDuringClaim) {
+        freedDuringClaim = false;
+        void fill();
+        return;
       }
       // A slot is still free: look for newly due rows after the interval (a finishing delivery also looks).
       if (inFlight.size + reserved < this.concurrency) {
