@@ -4,6 +4,9 @@
 // command as a process of its own, where the process is what is tested. test/server/cli/cli.test.ts
 // checks that the process prints and exits exactly as runCli does.
 import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { runCli } from '../../src/server/cli.js';
 import { partnerApiCommand } from './partner-api.js';
@@ -34,4 +37,20 @@ export async function runProcess(args: string[], env: Record<string, string> = {
     const e = error as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+/**
+ * What a process loads: NODE_OPTIONS for it (and the processes it forks) that register a module hook
+ * writing the URL of every module they load to a file in `dir` (written at once: the hooks' thread's own
+ * stderr may not reach its pipe before process.exit), and the URLs written so far.
+ */
+export function loadedModules(dir: string): { env: { NODE_OPTIONS: string }; loaded: () => string[] } {
+  const log = join(dir, 'loaded.txt');
+  const hooks = `import { appendFileSync } from 'node:fs'; export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(log)}, r.url + '\\n'); return r; }`;
+  const hook = join(dir, 'hook.mjs');
+  writeFileSync(hook, `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});\n`);
+  return {
+    env: { NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` },
+    loaded: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []),
+  };
 }

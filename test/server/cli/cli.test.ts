@@ -3,18 +3,17 @@
 // process per command cost seconds of CPU each, over a hundred times. Real processes where the process
 // is what is tested: exit codes through process.exit (and that they match runCli's), the server's
 // banner, signals and logs, and the lock between processes.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient } from '../../../src/client/index.js';
 import { readConfig } from '../../../src/server/config.js';
 import { openPlatform } from '../../../src/server/platform.js';
 import { signRequest } from '../../../src/signing/index.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
-import { runCommand as cli, runProcess as command } from '../../support/cli.js';
+import { loadedModules, runCommand as cli, runProcess as command } from '../../support/cli.js';
 import { startPartnerApi, type Credentials } from '../../support/partner-api.js';
 import type { Started } from '../../support/processes.js';
 import { orderRequest } from '../../fixtures/orders.js';
@@ -196,15 +195,9 @@ describe('partner-api as shipped software: help, version, usage errors, one line
   it.each([[['--version']], [['serve', '--help']], [['serve', '--mode', 'staging']]])(
     'the shipped command %j loads neither the platform, its server nor a database driver',
     async (args) => {
-      // A module hook (node:module register) in the process writes the URL of every module it loads to a
-      // file (written at once: the hooks' thread's own stderr may not reach the pipe before process.exit).
-      const dir = freshDataDir();
-      const log = join(dir, 'loaded.txt');
-      const hooks = `import { appendFileSync } from 'node:fs'; export async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(${JSON.stringify(log)}, r.url + '\\n'); return r; }`;
-      const hook = join(dir, 'hook.mjs');
-      writeFileSync(hook, `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});\n`);
-      await command(args, { ...env(), NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` });
-      const loaded = readFileSync(log, 'utf8').split('\n').filter(Boolean);
+      const modules = loadedModules(freshDataDir());
+      await command(args, { ...env(), ...modules.env });
+      const loaded = modules.loaded();
       expect(loaded.some((line) => /\/server\/cli\.(js|ts)$/.test(line))).toBe(true); // the hook saw the command load
       const heavy = loaded.filter((line) => /\/server\/(platform|process\/serve|http\/app)\.(js|ts)$|\/node_modules\/(fastify|pg|@electric-sql\/pglite|prom-client|ajv)\//.test(line));
       expect(heavy).toEqual([]);

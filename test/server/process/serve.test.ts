@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { loadedModules } from '../../support/cli.js';
 import { partnerApiCommand, startPartnerApi } from '../../support/partner-api.js';
 import { TEST_DATABASE_URL, freshDatabase } from '../../support/platform.js';
 import { until } from '../../support/processes.js';
@@ -39,9 +40,13 @@ describe('serve --workers', () => {
     const database = await freshDatabase('postgres');
     await database.db.close();
     const dataDir = mkdtempSync(join(tmpdir(), 'partner-workers-'));
-    const platform = await startPartnerApi({ DATA_DIR: dataDir, DATABASE_URL: database.url!, LOG_LEVEL: 'warn', RATE_LIMIT: '100000/60' }, ['--workers', '2']);
+    // The processes' modules logged: a platform on PostgreSQL loads no PGlite (README, The platform).
+    const modules = loadedModules(dataDir);
+    const platform = await startPartnerApi({ DATA_DIR: dataDir, DATABASE_URL: database.url!, LOG_LEVEL: 'warn', RATE_LIMIT: '100000/60', ...modules.env }, ['--workers', '2']);
     try {
       expect(platform.process.output()).toMatch(/workers: +2 processes/);
+      expect(modules.loaded().filter((url) => /\/server\/platform\.(js|ts)$/.test(url)).length).toBeGreaterThan(0);
+      expect(modules.loaded().filter((url) => url.includes('/@electric-sql/pglite/'))).toEqual([]);
       const primary = platform.process.process.pid!;
       const workers = children(primary);
       expect(workers).toHaveLength(2);
