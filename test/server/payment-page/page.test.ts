@@ -30,9 +30,11 @@ async function newContext(options: Parameters<Browser['newContext']>[0] = {}): P
   const created = await browser.newContext({ serviceWorkers: 'block', ...options });
   await created.route('**/*', (route) => {
     const url = route.request().url();
-    if (url.startsWith('data:') || new URL(url).origin === new URL(t.baseUrl).origin) return route.continue();
+    // A page left open polls once a second: a poll routed while its browser closes has nothing left to
+    // continue or abort (Playwright then rejects with "Target page, context or browser has been closed").
+    if (url.startsWith('data:') || new URL(url).origin === new URL(t.baseUrl).origin) return route.continue().catch(() => {});
     foreign.push(url);
-    return route.abort();
+    return route.abort().catch(() => {});
   });
   return created;
 }
@@ -84,6 +86,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const tab of tabs.values()) await tab.close(); // their polling ends before the browser does
   await browser?.close();
   await t?.close();
 });
