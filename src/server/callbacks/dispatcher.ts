@@ -245,18 +245,19 @@ export class CallbackDispatcher {
     let reserved = 0; // slots promised to claims still under way
     let idle: NodeJS.Timeout | undefined;
     let claiming: Promise<unknown> | undefined;
-    // A delivery that ended while a claim held the free slots: its slot is looked at when the claim ends,
-    // not after the interval (a fair claim can take fewer rows than the slots it held).
-    let freedDuringClaim = false;
+    // A refill asked for (by the idle timer) while claims held every free slot: it runs when the claim
+    // ends, not an interval later (a fair claim can take fewer rows than the slots it held). A delivery's
+    // end never needs this: its own slot is free when it asks.
+    let refillDuringClaim = false;
     const fill = async (): Promise<void> => {
       const free = this.concurrency - inFlight.size - reserved;
       if (this.stopped) return;
       if (free <= 0) {
-        if (reserved > 0) freedDuringClaim = true;
+        if (reserved > 0) refillDuringClaim = true;
         return;
       }
       reserved += free;
-      freedDuringClaim = false;
+      refillDuringClaim = false;
       let rows: OutboxRow[] = [];
       try {
         claiming = this.claim(free);
@@ -277,8 +278,8 @@ export class CallbackDispatcher {
           });
         inFlight.add(delivery);
       }
-      if (freedDuringClaim) {
-        freedDuringClaim = false;
+      if (refillDuringClaim) {
+        refillDuringClaim = false;
         void fill();
         return;
       }

@@ -7,6 +7,7 @@ import { verifyCallback, type DepositOrder, type DepositOrderCallback } from '..
 import { CallbackDispatcher, nextAttemptDelayMs } from '../../../src/server/callbacks/dispatcher.js';
 import { CallbackInFlightError, redeliverCallback } from '../../../src/server/callbacks/history.js';
 import { enqueueCallback } from '../../../src/server/callbacks/outbox.js';
+import type { Database } from '../../../src/server/db/database.js';
 import { createContractAjv } from '../../../src/server/http/contract-ajv.js';
 import { expireOrders } from '../../../src/server/orders/deposits.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
@@ -320,6 +321,49 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
       running.start();
       await slow.waitFor(12, () => true, 10_000);
       expect(slow.maxOpen()).toBe(3);
+    } finally {
+      await running.stop();
+      await slow.close();
+    }
+  });
+
+  it('runs a refill asked for while a claim held every free slot as soon as that claim ends, not an interval later', async () => {
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    const slow = await startReceiver({ slowMs: 100 });
+    const intervalMs = 3000;
+    const first = await createOrder('refill-first', '/ok/refill');
+    const { data: held } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('refill-held', { callbackUrl: `${slow.url}/slow/refill` }) });
+    await deposit(held!.uuid, 5);
+    // The second claim (all slots reserved; it starts when the slow delivery ends) is held past the idle
+    // timer the first claim left: that timer's refill finds no free slot. An event falls due meanwhile.
+    let claims = 0;
+    let released = 0;
+    const db: Database = {
+      kind: t.db.kind,
+      query: (text, params) => t.db.query(text, params),
+      exec: (text) => t.db.exec(text),
+      close: () => t.db.close(),
+      transaction: async (work) => {
+        const result = await t.db.transaction(work);
+        if (Array.isArray(result) && ++claims === 2) {
+          expect(result).toHaveLength(0);
+          await deposit(first.uuid, 5);
+          await new Promise((r) => setTimeout(r, intervalMs + 500));
+          released = Date.now();
+        }
+        return result;
+      },
+    };
+    const running = new CallbackDispatcher({
+      db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, dispatchIntervalMs: intervalMs }, mode: 'sandbox', now: () => clock, concurrency: 2,
+      fairness: { perMerchant: 2, perDestination: 2 }, // one merchant: the slots are under test
+    });
+    try {
+      running.start();
+      await slow.waitFor(1, () => true, 5000);
+      const [delivery] = await receiver.waitFor(1, (d) => d.path === '/ok/refill/refill-first', 2 * intervalMs + 2000);
+      expect(released).toBeGreaterThan(0);
+      expect(delivery!.at - released).toBeLessThan(intervalMs / 2); // the idle timer would have taken intervalMs
     } finally {
       await running.stop();
       await slow.close();
