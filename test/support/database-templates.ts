@@ -199,8 +199,12 @@ async function closeDatabase(opened: { db: { close(): Promise<void> }; release: 
 const TEMPLATE_INPUTS = ['src/server/db', 'package-lock.json', 'test/support/database-templates.ts'];
 const TEMPLATES_CACHE = join(ROOT, 'node_modules', '.cache', 'partner-api');
 const TEMPLATES_PREFIX = 'pglite-templates-';
-/** A run older than this no longer reads a set of templates made from other inputs: it is removed. */
+/**
+ * A run older than this no longer reads a set of templates made from other inputs, and no longer makes
+ * one (a set takes seconds to make; one still half-made after an hour is a killed run's): both are removed.
+ */
 const STALE_MS = 3600_000;
+const MAKING_PREFIX = 'making-';
 
 /** The PGlite templates for the sources as they are now: the cached set, or one made now. */
 async function pgliteTemplates(): Promise<string> {
@@ -208,7 +212,10 @@ async function pgliteTemplates(): Promise<string> {
   mkdirSync(TEMPLATES_CACHE, { recursive: true });
   for (const name of readdirSync(TEMPLATES_CACHE)) {
     const other = join(TEMPLATES_CACHE, name);
-    if (name.startsWith(TEMPLATES_PREFIX) && other !== dir && Date.now() - statSync(other).mtimeMs > STALE_MS) rmSync(other, { recursive: true, force: true });
+    const removable = (name.startsWith(TEMPLATES_PREFIX) && other !== dir) || name.startsWith(MAKING_PREFIX);
+    // Another run may be removing it at the same moment: then it is gone already.
+    const modified = removable ? statSync(other, { throwIfNoEntry: false })?.mtimeMs : undefined;
+    if (modified !== undefined && Date.now() - modified > STALE_MS) rmSync(other, { recursive: true, force: true });
   }
   if (existsSync(dir)) {
     const now = new Date();
@@ -217,7 +224,7 @@ async function pgliteTemplates(): Promise<string> {
   }
   // Made aside and renamed into place whole, so that a run never reads a half-made set (another run
   // making the same set at once: the first rename wins).
-  const making = mkdtempSync(join(TEMPLATES_CACHE, 'making-'));
+  const making = mkdtempSync(join(TEMPLATES_CACHE, MAKING_PREFIX));
   try {
     // The platform's own opening (lock, cluster, owner-only modes), as a first start does it: the first runs initdb.
     const dataDirectory = { dataDir: join(making, DATA_DIRECTORY), databaseUrl: undefined, databasePoolSize: 1 };
