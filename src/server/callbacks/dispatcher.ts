@@ -242,30 +242,29 @@ export class CallbackDispatcher {
   start(): void {
     this.stopped = false;
     const inFlight = new Set<Promise<void>>();
-    let reserved = 0; // slots promised to claims still under way
     let idle: NodeJS.Timeout | undefined;
-    let claiming: Promise<unknown> | undefined;
-    // A refill asked for (by the idle timer) while claims held every free slot: it runs when the claim
-    // ends, not an interval later (a fair claim can take fewer rows than the slots it held). A delivery's
-    // end never needs this: its own slot is free when it asks.
-    let refillDuringClaim = false;
+    let claiming: Promise<OutboxRow[]> | undefined;
+    // One claim at a time: a claim gives each merchant and destination the free share it sees, and a
+    // second claim beside it would hand out the same share again (a destination with 4 slots got 5).
+    // A refill asked for meanwhile (a delivery's end, the idle timer) runs as soon as the claim ends.
+    let refillAfterClaim = false;
     const fill = async (): Promise<void> => {
-      const free = this.concurrency - inFlight.size - reserved;
       if (this.stopped) return;
-      if (free <= 0) {
-        if (reserved > 0) refillDuringClaim = true;
+      if (claiming) {
+        refillAfterClaim = true;
         return;
       }
-      reserved += free;
-      refillDuringClaim = false;
+      const free = this.concurrency - inFlight.size;
+      if (free <= 0) return;
+      refillAfterClaim = false;
       let rows: OutboxRow[] = [];
       try {
         claiming = this.claim(free);
-        rows = (await claiming) as OutboxRow[];
+        rows = await claiming;
       } catch (error) {
         this.options.log?.warn({ err: error }, 'claiming callbacks failed');
       } finally {
-        reserved -= free;
+        claiming = undefined;
       }
       // Rows claimed while stopping are left to their lease: another run delivers them.
       if (this.stopped) return;
@@ -278,13 +277,13 @@ export class CallbackDispatcher {
           });
         inFlight.add(delivery);
       }
-      if (refillDuringClaim) {
-        refillDuringClaim = false;
+      if (refillAfterClaim) {
+        refillAfterClaim = false;
         void fill();
         return;
       }
       // A slot is still free: look for newly due rows after the interval (a finishing delivery also looks).
-      if (inFlight.size + reserved < this.concurrency) {
+      if (inFlight.size < this.concurrency) {
         clearTimeout(idle);
         idle = setTimeout(() => void fill(), this.options.config.dispatchIntervalMs);
       }

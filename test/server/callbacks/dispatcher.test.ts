@@ -327,15 +327,15 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     }
   });
 
-  it('runs a refill asked for while a claim held every free slot as soon as that claim ends, not an interval later', async () => {
+  it('runs a refill asked for while a claim was under way as soon as that claim ends, not an interval later', async () => {
     await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
     const slow = await startReceiver({ slowMs: 100 });
     const intervalMs = 3000;
     const first = await createOrder('refill-first', '/ok/refill');
     const { data: held } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('refill-held', { callbackUrl: `${slow.url}/slow/refill` }) });
     await deposit(held!.uuid, 5);
-    // The second claim (all slots reserved; it starts when the slow delivery ends) is held past the idle
-    // timer the first claim left: that timer's refill finds no free slot. An event falls due meanwhile.
+    // The second claim (it starts when the slow delivery ends) is held past the idle timer the first claim
+    // left: that timer's refill finds the claim under way. An event falls due meanwhile.
     let claims = 0;
     let released = 0;
     const db: Database = {
