@@ -245,7 +245,8 @@ export class CallbackDispatcher {
     let idle: NodeJS.Timeout | undefined;
     let claiming: Promise<OutboxRow[]> | undefined;
     // One claim at a time: a claim gives each merchant and destination the free share it sees, and a
-    // second claim beside it would hand out the same share again (a destination with 4 slots got 5).
+    // second claim beside it would hand out the same share again (a silent destination got 7 attempts
+    // before its breaker opened, where 6 are the most).
     // A refill asked for meanwhile (a delivery's end, the idle timer) runs as soon as the claim ends.
     let refillAfterClaim = false;
     const fill = async (): Promise<void> => {
