@@ -4,10 +4,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AddressPool, POOL_TARGET, walletFingerprint } from '../../../src/server/addresses/pool.js';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
-import type { Database, Sql } from '../../../src/server/db/database.js';
+import type { Database } from '../../../src/server/db/database.js';
 import { hdVectors } from '../../fixtures/vectors.js';
 import { decodeQr } from '../../support/qr.js';
 import { DATABASES, migratedDatabase } from '../../support/platform.js';
+import { observedStatements } from '../../support/statements.js';
 
 const wallet = hdVectors.wallets[0]!;
 const XPUBS = { Tron: wallet.Tron.xpub, Ethereum: wallet.Ethereum.xpub };
@@ -38,21 +39,16 @@ describe.each(DATABASES)('AddressPool on %s', (kind) => {
     database = await migratedDatabase(kind);
     fills = 0;
     failNext = undefined;
-    // The real database, with each fill's write counted and one made to fail on demand (also inside a
-    // transaction: on PostgreSQL a fill runs in one).
-    const counted = (query: Sql['query']): Sql['query'] => (text, params) => {
-      if (text.includes('INSERT INTO address_pool')) {
+    // The real database, with each fill's write counted and one made to fail on demand.
+    db = {
+      ...database.db,
+      ...observedStatements(database.db, (text) => {
+        if (!text.includes('INSERT INTO address_pool')) return;
         fills++;
         const error = failNext;
         failNext = undefined;
-        if (error) return Promise.reject(error);
-      }
-      return query(text, params);
-    };
-    db = {
-      ...database.db,
-      query: counted(database.db.query),
-      transaction: (work) => database.db.transaction((tx) => work({ query: counted(tx.query) })),
+        if (error) throw error;
+      }),
     };
   });
   afterEach(async () => {

@@ -6,12 +6,13 @@
 // one's first index was 32 past the last used one. And the instances fill one at a time.
 import { afterEach, describe, expect, it } from 'vitest';
 import { AddressPool, POOL_TARGET } from '../../../src/server/addresses/pool.js';
-import { openPostgres, type Database, type Sql } from '../../../src/server/db/database.js';
+import { openPostgres, type Database } from '../../../src/server/db/database.js';
 import { networkIndexes } from '../../../src/server/orders/issued-addresses.js';
 import { openPlatform, type Platform } from '../../../src/server/platform.js';
 import { hdVectors } from '../../fixtures/vectors.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { freshDatabase, startTestPlatform, testConfig, TEST_DATABASE_URL } from '../../support/platform.js';
+import { observedStatements } from '../../support/statements.js';
 
 const wallet = hdVectors.wallets[0]!;
 
@@ -56,11 +57,10 @@ describe.skipIf(!TEST_DATABASE_URL)('address indexes of several instances on one
     const instance = async () => {
       const db = await openPostgres(database.url!);
       cleanups.push(() => db.close());
-      const counted = (query: Sql['query']): Sql['query'] => (text, params) => {
+      const counted = observedStatements(db, (text) => {
         if (text.includes('INSERT INTO address_pool')) fillStatements++;
-        return query(text, params);
-      };
-      const pool = new AddressPool({ ...db, query: counted(db.query), transaction: (work) => db.transaction((tx) => work({ query: counted(tx.query) })) }, { Tron: wallet.Tron.xpub, Ethereum: wallet.Ethereum.xpub });
+      });
+      const pool = new AddressPool({ ...db, ...counted }, { Tron: wallet.Tron.xpub, Ethereum: wallet.Ethereum.xpub });
       cleanups.push(() => pool.close());
       return pool;
     };

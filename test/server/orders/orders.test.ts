@@ -8,6 +8,7 @@ import { hdVectors } from '../../fixtures/vectors.js';
 import { decodeQr } from '../../support/qr.js';
 import { DATABASES, freshDatabase, startTestPlatform, testConfig, type TestPlatform } from '../../support/platform.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
+import { observedStatements } from '../../support/statements.js';
 
 describe.each(DATABASES)('orders on %s', (kind) => {
   let t: TestPlatform;
@@ -36,10 +37,9 @@ describe.each(DATABASES)('orders on %s', (kind) => {
     await t.db.query(`UPDATE address_counters SET next_index = (SELECT COALESCE(max(address_index) + 1, 0) FROM deposit_orders WHERE blockchain = 'Tron') WHERE network = 'Tron'`);
     // Every statement, in order, also those of a transaction (on PostgreSQL a fill runs in one).
     const sql: string[] = [];
-    const { query, transaction } = t.db;
-    const recorded = (run: typeof query): typeof query => (text, params) => (sql.push(text), run(text, params));
-    const statements = vi.spyOn(t.db, 'query').mockImplementation(recorded(query));
-    const transactions = vi.spyOn(t.db, 'transaction').mockImplementation((work) => transaction((tx) => work({ query: recorded(tx.query) })));
+    const recorded = observedStatements(t.db, (text) => sql.push(text));
+    const statements = vi.spyOn(t.db, 'query').mockImplementation(recorded.query);
+    const transactions = vi.spyOn(t.db, 'transaction').mockImplementation(recorded.transaction);
     const indexes = async (externalIds: string) =>
       (await t.db.query<{ i: bigint }>('SELECT address_index AS i FROM deposit_orders WHERE merchant_id = $1 AND external_id LIKE $2', [merchant.merchantId, externalIds])).map((row) => Number(row.i));
     try {
