@@ -11,7 +11,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List deposit orders
+         * @description Your deposit orders, newest first, a page at a time, each exactly as its read returns it. Filters
+         *     combine (all must hold). Walk the pages by passing each page's `nextCursor` as `cursor` with the same
+         *     filters, until `hasMore` is `false`: orders created during the walk are not mixed in, and no order is
+         *     skipped or repeated. For "what changed since my last sync", pass `updatedSince`, or read the events feed.
+         */
+        get: operations["listDepositOrders"];
         put?: never;
         /**
          * Create a deposit order
@@ -46,6 +53,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/platforms/withdrawals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List withdrawals
+         * @description Your withdrawals, newest first, a page at a time, each exactly as its read returns it; filters and
+         *     cursors work as for the orders' list.
+         */
+        get: operations["listWithdrawals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/platforms/withdrawals/{uuid}": {
         parameters: {
             query?: never;
@@ -60,6 +88,75 @@ export interface paths {
         get: operations["getWithdrawal"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/platforms/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the events feed
+         * @description Every event a callback carries, oldest first, from where you stopped: consume it instead of
+         *     callbacks, or beside them to catch up after your endpoint was down. Each event's `id` is its callbacks'
+         *     `webhook-id`, and its `data` is their body, byte for byte. Pass the `nextCursor` of the last page
+         *     you processed as `cursor`; an empty page keeps a cursor too. Events are kept `EVENT_RETENTION_DAYS`
+         *     (30 by default); a cursor older than that is refused with `410`, never skipped past.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/platforms/events/{eventId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * See an event's deliveries
+         * @description How the event's callback fared: its state, when the next attempt is due, and each attempt (newest
+         *     first, the last 100) with its time, URL, your endpoint's HTTP status or the error, and its duration.
+         */
+        get: operations["listEventDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v1/platforms/events/{eventId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description Sends the event's callback again now, also one that was delivered or given up: the same body under
+         *     the same `webhook-id` (your deduplication holds), signed afresh. One more attempt, not a new retry
+         *     schedule: if it fails, the event is given up again (or retried, if its schedule had not ended). Send
+         *     no body. At most 10 redeliveries a minute per merchant by default (`REDELIVERY_RATE_LIMIT`); `409`
+         *     while an attempt of this event is under way.
+         */
+        post: operations["redeliverEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -222,6 +319,96 @@ export interface components {
             externalId: components["schemas"]["MerchantReference"];
         };
         /**
+         * @description A page of deposit orders, newest first. Each item is the order exactly as its read returns it. A walk
+         *     from page to page by `nextCursor` is stable: orders created meanwhile are not mixed in (they are at the
+         *     top, for the next walk), and no order is skipped or repeated.
+         */
+        DepositOrderPage: {
+            data: components["schemas"]["DepositOrder"][];
+            /**
+             * @description Whether another page follows; then `nextCursor` is present.
+             * @example true
+             */
+            hasMore: boolean;
+            nextCursor?: components["schemas"]["NextCursor"];
+        };
+        /** @description A page of withdrawals, newest first, each exactly as its read returns it; walks are stable as for orders. */
+        WithdrawalPage: {
+            data: components["schemas"]["Withdrawal"][];
+            /**
+             * @description Whether another page follows; then `nextCursor` is present.
+             * @example false
+             */
+            hasMore: boolean;
+            nextCursor?: components["schemas"]["NextCursor"];
+        };
+        /**
+         * @description An event of the feed: what a callback carries, with its id and delivery state. `data` is the
+         *     callback's body: in the response it is the same JSON text, byte for byte, as the body POSTed to your
+         *     `callbackUrl` under the `webhook-id` header equal to `id`. Handle it as you handle a callback, and
+         *     deduplicate on `id`: an event read here and received as a callback is one event.
+         */
+        Event: {
+            id: components["schemas"]["EventId"];
+            type: components["schemas"]["OrderEventType"];
+            /**
+             * Format: uuid
+             * @description The order the event is about.
+             * @example 0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b
+             */
+            orderUuid: string;
+            /** @description When the platform recorded the event (UTC). */
+            createdAt: components["schemas"]["PlatformDateTime"];
+            data: components["schemas"]["DepositOrderCallback"];
+            delivery: components["schemas"]["EventDelivery"];
+        };
+        /**
+         * @description A page of the events feed, oldest first. `nextCursor` is always present: store it once you have
+         *     processed the page, and read on from it (now, or later: an empty page's cursor waits for the next
+         *     event). Events recorded while you read are never skipped: the feed shows an event only once every
+         *     event before it is committed.
+         */
+        EventPage: {
+            data: components["schemas"]["Event"][];
+            /**
+             * @description Whether more events are there now; when `false`, read again later from `nextCursor`.
+             * @example false
+             */
+            hasMore: boolean;
+            nextCursor: components["schemas"]["NextCursor"];
+        };
+        /** @description An event's delivery state and its attempts, newest first (the last 100). */
+        EventDeliveries: {
+            eventId: components["schemas"]["EventId"];
+            delivery: components["schemas"]["EventDelivery"];
+            data: components["schemas"]["DeliveryAttempt"][];
+        };
+        /** @description One attempt to deliver an event's callback. */
+        DeliveryAttempt: {
+            /** @description When the attempt was made (UTC). */
+            attemptedAt: components["schemas"]["PlatformDateTime"];
+            /** @description Where it was sent. */
+            url: components["schemas"]["CallbackUrl"];
+            /**
+             * Format: int64
+             * @description The HTTP status your endpoint answered; absent when it did not answer.
+             * @example 503
+             */
+            statusCode?: number;
+            /**
+             * Format: int64
+             * @description How long the attempt took, in milliseconds.
+             * @example 42
+             */
+            durationMs: number;
+            error?: components["schemas"]["DeliveryError"];
+            /**
+             * @description With `error`, what happened, for a human (for example `connect ECONNREFUSED 203.0.113.7:443`).
+             * @example connect ECONNREFUSED 203.0.113.7:443
+             */
+            errorMessage?: string;
+        };
+        /**
          * @description An RFC 9457 problem. `code` is the machine-readable reason (see Errors in the guide); `errors` lists
          *     each invalid field of a `422` as a JSON Pointer into the request body; `serverTime` comes with
          *     `timestamp_out_of_window` so that a caller can correct its clock.
@@ -260,10 +447,15 @@ export interface components {
             serverTime?: number;
         };
         /**
-         * @description A merchant-side identifier, 1 to 128 characters, no control characters and no unpaired UTF-16
-         *     surrogates (any other Unicode is fine).
+         * @description Status of a deposit order (see the lifecycle in the Deposit orders section):
+         *     - `NEW`: waiting for deposits; the confirmed total is below `minAmount`.
+         *     - `DONE`: the confirmed total reached `minAmount`. Later deposits still add to `receivedAmount`.
+         *     - `EXPIRED`: `expiredAt` passed before the total reached `minAmount`. A late deposit that lifts the
+         *       total to `minAmount` within the watch window still moves the order to `DONE`.
+         * @example NEW
+         * @enum {string}
          */
-        MerchantReference: string;
+        OrderStatus: "NEW" | "DONE" | "EXPIRED";
         /**
          * @description Network the order or withdrawal lives on.
          * @example Tron
@@ -271,30 +463,15 @@ export interface components {
          */
         Blockchain: "Tron" | "Ethereum";
         /**
-         * @description Coin currency. USDT is the only one offered, on both networks (TRC-20 on Tron, ERC-20 on Ethereum).
-         * @example USDT
-         * @enum {string}
+         * @description A merchant-side identifier, 1 to 128 characters, no control characters and no unpaired UTF-16
+         *     surrogates (any other Unicode is fine).
          */
-        Currency: "USDT";
+        MerchantReference: string;
         /**
-         * Format: uri
-         * @description Absolute URL that receives this order's callbacks. `https` is required in live mode (plain `http` is
-         *     accepted only by the sandbox); no user name or password in the URL; at most 2048 characters. The host
-         *     must not be or resolve to a private, loopback or link-local address, in the sandbox too, unless the
-         *     platform's operator allows it (`ALLOW_PRIVATE_CALLBACKS`, for a receiver on the same machine in tests).
-         * @example https://merchant.example/callbacks/deposits
+         * @description A moment in UTC, written `YYYY-MM-DD HH:MM:SS` (the one date shape of this API).
+         * @example 2026-11-21 10:30:00
          */
-        CallbackUrl: string;
-        /**
-         * Format: uri
-         * @description Optional: where the payment page's "Back to the shop" button leads (for example your order's page).
-         *     Absolute, `https` in live mode (plain `http` only in the sandbox), no user name or password, at most
-         *     2048 characters, and in live mode no private, loopback or link-local host (the sandbox accepts
-         *     `http://localhost:3000/…`, a shop on the merchant's own machine).
-         *     The payer's browser follows it without a `Referer`, so the payment page's link does not leak to it.
-         * @example https://merchant.example/orders/ord-1001
-         */
-        ReturnUrl: string;
+        PlatformDateTime: string;
         /**
          * @description Machine-readable reason of a failure:
          *
@@ -306,31 +483,38 @@ export interface components {
          *     | `unknown_api_key` | 401 | no merchant has this API key |
          *     | `invalid_signature` | 401 | the signature does not match the request |
          *     | `timestamp_out_of_window` | 401 | `X-Timestamp` is more than 300 s from the server's clock (`serverTime` says it) |
-         *     | `not_found` | 404 | no such order or withdrawal for this merchant |
+         *     | `not_found` | 404 | no such order, withdrawal or event for this merchant |
          *     | `request_timeout` | 408 | the request did not arrive in full within the server's request timeout (30 s by default) |
          *     | `external_id_conflict` | 409 | the `externalId` was used before with different fields |
          *     | `invalid_status_transition` | 409 | (sandbox) the withdrawal's status is final |
          *     | `order_not_watched` | 409 | (sandbox) the order is past its watch window |
          *     | `idempotency_key_reused` | 409 | (sandbox) the `Idempotency-Key` was used for a deposit of another amount |
+         *     | `delivery_in_flight` | 409 | the event's callback is being delivered right now; ask again once the attempt ends (at most the callback timeout) |
+         *     | `cursor_expired` | 410 | the feed's events after this cursor are no longer kept (`EVENT_RETENTION_DAYS`): reconcile by listing the orders, then read the feed without a cursor |
          *     | `payload_too_large` | 413 | the body is over 16 KiB |
          *     | `uri_too_long` | 414 | a path segment is over 2048 characters |
          *     | `unsupported_media_type` | 415 | the body is not `application/json` |
-         *     | `validation_failed` | 422 | the body or a path parameter does not match the contract (`errors` lists the fields) |
-         *     | `rate_limited` | 429 | too many requests for this API key (`Retry-After` says when to retry) |
+         *     | `validation_failed` | 422 | the body, a path or a query parameter does not match the contract, or a `cursor` is not one issued to you for these filters (`errors` lists the fields and parameters) |
+         *     | `rate_limited` | 429 | too many requests for this API key, or too many redeliveries (`Retry-After` says when to retry) |
          *     | `too_many_open_orders` | 429 | the merchant has as many open (`NEW`) orders as the platform allows (`MAX_OPEN_ORDERS_PER_MERCHANT`, 10,000 by default); creatable again once some are paid or expire |
          *     | `headers_too_large` | 431 | the request line and headers are over 16 KiB |
          *     | `internal_error` | 500 | the platform failed; the request may be retried |
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "bad_request" | "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "request_timeout" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "idempotency_key_reused" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "too_many_open_orders" | "headers_too_large" | "internal_error";
-        /** @description One invalid field of a request. */
+        ProblemCode: "bad_request" | "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "request_timeout" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "idempotency_key_reused" | "delivery_in_flight" | "cursor_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "too_many_open_orders" | "headers_too_large" | "internal_error";
+        /** @description One invalid field or parameter of a request. */
         FieldError: {
             /**
-             * @description JSON Pointer (RFC 6901) to the field in the request body; empty for the body itself.
+             * @description JSON Pointer (RFC 6901) to the field in the request body; empty for the body itself, and for a query or path parameter (then `parameter` names it).
              * @example /blockchain
              */
             pointer: string;
+            /**
+             * @description For a query or path parameter, its name.
+             * @example limit
+             */
+            parameter?: string;
             /**
              * @description What is wrong with it.
              * @example must be one of Tron, Ethereum
@@ -338,26 +522,17 @@ export interface components {
             detail: string;
         };
         /**
+         * @description Coin currency. USDT is the only one offered, on both networks (TRC-20 on Tron, ERC-20 on Ethereum).
+         * @example USDT
+         * @enum {string}
+         */
+        Currency: "USDT";
+        /**
          * @description A wallet address on the order's network: base58check `T…` on Tron, EIP-55 checksummed `0x…` hex on
          *     Ethereum.
          * @example TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH
          */
         WalletAddress: string;
-        /**
-         * @description A moment in UTC, written `YYYY-MM-DD HH:MM:SS` (the one date shape of this API).
-         * @example 2026-11-21 10:30:00
-         */
-        PlatformDateTime: string;
-        /**
-         * @description Status of a deposit order (see the lifecycle in the Deposit orders section):
-         *     - `NEW`: waiting for deposits; the confirmed total is below `minAmount`.
-         *     - `DONE`: the confirmed total reached `minAmount`. Later deposits still add to `receivedAmount`.
-         *     - `EXPIRED`: `expiredAt` passed before the total reached `minAmount`. A late deposit that lifts the
-         *       total to `minAmount` within the watch window still moves the order to `DONE`.
-         * @example NEW
-         * @enum {string}
-         */
-        OrderStatus: "NEW" | "DONE" | "EXPIRED";
         /**
          * Format: int64
          * @description An amount in the currency's smallest unit (USDT has 6 decimals: `1500000` is 1.5 USDT). Always an
@@ -401,6 +576,8 @@ export interface components {
             /** @description The confirmed total, in the smallest unit, at which the order is `DONE` (Tron 1 USDT, Ethereum 10 USDT by default). */
             minAmount: components["schemas"]["TokenAmount"];
         };
+        /** @description Exact sum of the confirmed deposits to the order's address, in the smallest unit. */
+        ReceivedAmount: components["schemas"]["TokenAmount"];
         /**
          * Format: uri
          * @description The order's hosted payment page: send your customer there (a redirect, a link or a button) instead of
@@ -413,8 +590,30 @@ export interface components {
          * @example https://pay.partner-platform.test/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/q7Xm2Zr8Jv4Hn1Ck5Tp9Ww
          */
         PaymentUrl: string;
-        /** @description Exact sum of the confirmed deposits to the order's address, in the smallest unit. */
-        ReceivedAmount: components["schemas"]["TokenAmount"];
+        /**
+         * @description Opaque; pass it as `cursor` to read the next page.
+         * @example eyJwIjpbIjE3NjM3MjAyMDAwMDAwMDAiLCIwYjlhNmYxZSJdfQ.Xq3hV0y2bQ1tRk8sLm9pAw
+         */
+        NextCursor: string;
+        /**
+         * Format: uri
+         * @description Absolute URL that receives this order's callbacks. `https` is required in live mode (plain `http` is
+         *     accepted only by the sandbox); no user name or password in the URL; at most 2048 characters. The host
+         *     must not be or resolve to a private, loopback or link-local address, in the sandbox too, unless the
+         *     platform's operator allows it (`ALLOW_PRIVATE_CALLBACKS`, for a receiver on the same machine in tests).
+         * @example https://merchant.example/callbacks/deposits
+         */
+        CallbackUrl: string;
+        /**
+         * Format: uri
+         * @description Optional: where the payment page's "Back to the shop" button leads (for example your order's page).
+         *     Absolute, `https` in live mode (plain `http` only in the sandbox), no user name or password, at most
+         *     2048 characters, and in live mode no private, loopback or link-local host (the sandbox accepts
+         *     `http://localhost:3000/…`, a shop on the merchant's own machine).
+         *     The payer's browser follows it without a `Referer`, so the payment page's link does not leak to it.
+         * @example https://merchant.example/orders/ord-1001
+         */
+        ReturnUrl: string;
         /**
          * @description What happened to the order: `order.deposit` when a confirmed deposit was credited (the order may
          *     now be `DONE`), `order.expired` when it expired before reaching `minAmount`.
@@ -431,6 +630,45 @@ export interface components {
          * @enum {string}
          */
         WithdrawalStatus: "PENDING" | "DONE" | "FAILED";
+        /**
+         * @description An event's ID, the `webhook-id` header of its callbacks (the same on every delivery of it).
+         * @example msg_p5jXN8AQM9LWM0D4loKWxJek
+         */
+        EventId: string;
+        /**
+         * @description Where the event's delivery stands: `pending` (an attempt is due, or under way), `delivered` (a `2xx`
+         *     answer), `gone` (your endpoint answered `410 Gone`: no more retries), `failed` (the retry schedule
+         *     ended without a `2xx`). A redelivery makes it `pending` again.
+         * @example delivered
+         * @enum {string}
+         */
+        DeliveryState: "pending" | "delivered" | "gone" | "failed";
+        /** @description How the event's callback fared so far. */
+        EventDelivery: {
+            state: components["schemas"]["DeliveryState"];
+            /** @description Where the callback is sent (the order's `callbackUrl`). */
+            url: components["schemas"]["CallbackUrl"];
+            /**
+             * Format: int64
+             * @description Delivery attempts made so far, redeliveries included.
+             * @example 1
+             */
+            attempts: number;
+            /** @description When the next attempt is due (UTC); only while `pending`. */
+            nextAttemptAt?: components["schemas"]["PlatformDateTime"];
+            /** @description When a `2xx` answer was last received (UTC). */
+            deliveredAt?: components["schemas"]["PlatformDateTime"];
+        };
+        /**
+         * @description Why an attempt got no `2xx`: `http_status` (your endpoint answered another status, in `statusCode`),
+         *     `timeout` (no full answer within the callback timeout, 15 s by default), `connection_refused`,
+         *     `connection_reset`, `dns` (the host name did not resolve), `tls` (the TLS handshake or the
+         *     certificate failed), `destination_refused` (the URL's host is private, loopback or otherwise not
+         *     allowed), `other`.
+         * @example connection_refused
+         * @enum {string}
+         */
+        DeliveryError: "http_status" | "timeout" | "connection_refused" | "connection_reset" | "dns" | "tls" | "destination_refused" | "other";
         /** @description A simulated confirmed deposit to an order's address, in the smallest unit. */
         SandboxDepositRequest: {
             /** @description Amount of the deposit in the smallest unit (`2500000` is 2.5 USDT); at least 1. */
@@ -473,8 +711,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is not valid JSON (`malformed_json`). */
-        BadRequest: {
+        /**
+         * @description Authentication failed; `code` names the check: `missing_credentials`, `unknown_api_key`,
+         *     `invalid_signature` or `timestamp_out_of_window` (with `serverTime`).
+         */
+        Unauthorized: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -485,10 +726,44 @@ export interface components {
             };
         };
         /**
-         * @description Authentication failed; `code` names the check: `missing_credentials`, `unknown_api_key`,
-         *     `invalid_signature` or `timestamp_out_of_window` (with `serverTime`).
+         * @description A query parameter does not match the contract, or the `cursor` was not issued to you for these
+         *     filters (`validation_failed`); `errors` names each parameter.
          */
-        Unauthorized: {
+        InvalidQuery: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Too many requests for this API key (`rate_limited`), retry after `Retry-After` seconds; or, on creating an order, too many open orders of the merchant (`too_many_open_orders`). */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The platform failed (`internal_error`); the request may be retried, creation is idempotent on `externalId`. */
+        InternalError: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The body is not valid JSON (`malformed_json`). */
+        BadRequest: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -542,31 +817,34 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests for this API key (`rate_limited`), retry after `Retry-After` seconds; or, on creating an order, too many open orders of the merchant (`too_many_open_orders`). */
-        TooManyRequests: {
-            headers: {
-                "Retry-After": components["headers"]["Retry-After"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The platform failed (`internal_error`); the request may be retried, creation is idempotent on `externalId`. */
-        InternalError: {
-            headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
         /** @description No such resource for this merchant (`not_found`); another merchant's ids are not found either. */
         NotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The events after this cursor are no longer kept (`cursor_expired`): the feed keeps events for
+         *     `EVENT_RETENTION_DAYS` (30 by default). List your orders to reconcile, then read the feed again without
+         *     a cursor.
+         */
+        CursorExpired: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The event's callback is being delivered right now (`delivery_in_flight`); ask again once the attempt ends. */
+        DeliveryInFlight: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -601,6 +879,55 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Only orders in this status.
+         * @example DONE
+         */
+        OrderStatusFilter: components["schemas"]["OrderStatus"];
+        /**
+         * @description Only orders on this network.
+         * @example Tron
+         */
+        BlockchainFilter: components["schemas"]["Blockchain"];
+        /**
+         * @description Only orders of this customer (`customerId` as sent at creation, matched exactly).
+         * @example cust-42
+         */
+        CustomerIdFilter: components["schemas"]["MerchantReference"];
+        /**
+         * @description Only the item with this `externalId` (matched exactly): a page of one, or an empty page.
+         * @example ord-1001
+         */
+        ExternalIdFilter: components["schemas"]["MerchantReference"];
+        /**
+         * @description Only items created at or after this moment (UTC, `YYYY-MM-DD HH:MM:SS`; in a URL the space is `%20`).
+         * @example 2026-11-20 00:00:00
+         */
+        CreatedFrom: components["schemas"]["PlatformDateTime"];
+        /**
+         * @description Only items created before this moment (UTC, `YYYY-MM-DD HH:MM:SS`), not at it.
+         * @example 2026-11-21 00:00:00
+         */
+        CreatedBefore: components["schemas"]["PlatformDateTime"];
+        /**
+         * @description Only orders whose state changed at or after this moment (UTC, `YYYY-MM-DD HH:MM:SS`): created, credited
+         *     a deposit or expired. For an incremental sync, note the time before a walk and pass it to the next one.
+         *     The events feed (`GET /partner/v1/platforms/events`) tells what changed, in order.
+         * @example 2026-11-21 10:00:00
+         */
+        UpdatedSince: components["schemas"]["PlatformDateTime"];
+        /**
+         * @description How many items a page holds at most, 1 to 100.
+         * @example 20
+         */
+        Limit: number;
+        /**
+         * @description Where the page starts: the `nextCursor` of the page before, exactly as received. Leave it out for the
+         *     first page. A cursor is opaque, bound to your API key and to the filters of the walk it came from:
+         *     send the same filters with it, or start a new walk without it.
+         * @example eyJwIjpbIjE3NjM3MjAyMDAwMDAwMDAiLCIwYjlhNmYxZSJdfQ.Xq3hV0y2bQ1tRk8sLm9pAw
+         */
+        Cursor: string;
+        /**
          * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
          *     characters. Declared here so that the shape is checked before the signature itself.
          * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
@@ -628,10 +955,38 @@ export interface components {
          */
         OrderUuid: string;
         /**
+         * @description Only withdrawals in this status.
+         * @example DONE
+         */
+        WithdrawalStatusFilter: components["schemas"]["WithdrawalStatus"];
+        /**
          * @description The withdrawal's transaction ID.
          * @example 5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d
          */
         WithdrawalUuid: string;
+        /**
+         * @description Only events of this type.
+         * @example order.deposit
+         */
+        EventTypeFilter: components["schemas"]["OrderEventType"];
+        /**
+         * @description Only the events of this order.
+         * @example 0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b
+         */
+        OrderUuidFilter: string;
+        /**
+         * @description Where to resume: the `nextCursor` of the last page you processed, exactly as received. Leave it out to
+         *     read from the oldest event still kept. Store it after each page you have processed; it stays valid
+         *     for as long as the events after it are kept (`EVENT_RETENTION_DAYS`, 30 by default), after which it
+         *     is refused with `410 cursor_expired`, never skipped past silently.
+         * @example eyJwIjpbIjc0MSIsIjUyIl19.3kPq0bV8rQk1mZs2x8LQ_w
+         */
+        FeedCursor: string;
+        /**
+         * @description The event's `id`, the `webhook-id` header of its callbacks.
+         * @example msg_p5jXN8AQM9LWM0D4loKWxJek
+         */
+        EventId: components["schemas"]["EventId"];
         /**
          * @description Makes the deposit safe to retry: the first request with a key credits, and every later one with the
          *     same key for the same order answers `200` with the order as it is then, crediting nothing again (a
@@ -668,50 +1023,162 @@ export type CreatedDepositOrder = components['schemas']['CreatedDepositOrder'];
 export type DepositOrder = components['schemas']['DepositOrder'];
 export type DepositOrderCallback = components['schemas']['DepositOrderCallback'];
 export type Withdrawal = components['schemas']['Withdrawal'];
+export type DepositOrderPage = components['schemas']['DepositOrderPage'];
+export type WithdrawalPage = components['schemas']['WithdrawalPage'];
+export type Event = components['schemas']['Event'];
+export type EventPage = components['schemas']['EventPage'];
+export type EventDeliveries = components['schemas']['EventDeliveries'];
+export type DeliveryAttempt = components['schemas']['DeliveryAttempt'];
 export type Problem = components['schemas']['Problem'];
-export type MerchantReference = components['schemas']['MerchantReference'];
+export type OrderStatus = components['schemas']['OrderStatus'];
 export type Blockchain = components['schemas']['Blockchain'];
-export type Currency = components['schemas']['Currency'];
-export type CallbackUrl = components['schemas']['CallbackUrl'];
-export type ReturnUrl = components['schemas']['ReturnUrl'];
+export type MerchantReference = components['schemas']['MerchantReference'];
+export type PlatformDateTime = components['schemas']['PlatformDateTime'];
 export type ProblemCode = components['schemas']['ProblemCode'];
 export type FieldError = components['schemas']['FieldError'];
+export type Currency = components['schemas']['Currency'];
 export type WalletAddress = components['schemas']['WalletAddress'];
-export type PlatformDateTime = components['schemas']['PlatformDateTime'];
-export type OrderStatus = components['schemas']['OrderStatus'];
 export type TokenAmount = components['schemas']['TokenAmount'];
 export type DepositOrderCore = components['schemas']['DepositOrderCore'];
-export type PaymentUrl = components['schemas']['PaymentUrl'];
 export type ReceivedAmount = components['schemas']['ReceivedAmount'];
+export type PaymentUrl = components['schemas']['PaymentUrl'];
+export type NextCursor = components['schemas']['NextCursor'];
+export type CallbackUrl = components['schemas']['CallbackUrl'];
+export type ReturnUrl = components['schemas']['ReturnUrl'];
 export type OrderEventType = components['schemas']['OrderEventType'];
 export type WithdrawalStatus = components['schemas']['WithdrawalStatus'];
+export type EventId = components['schemas']['EventId'];
+export type DeliveryState = components['schemas']['DeliveryState'];
+export type EventDelivery = components['schemas']['EventDelivery'];
+export type DeliveryError = components['schemas']['DeliveryError'];
 export type SandboxDepositRequest = components['schemas']['SandboxDepositRequest'];
 export type SandboxWithdrawalRequest = components['schemas']['SandboxWithdrawalRequest'];
 export type WithdrawalStatusChange = components['schemas']['WithdrawalStatusChange'];
 export type ResponseProtocolError = components['responses']['ProtocolError'];
-export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ResponseInvalidQuery = components['responses']['InvalidQuery'];
+export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
+export type ResponseInternalError = components['responses']['InternalError'];
+export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseValidationFailed = components['responses']['ValidationFailed'];
-export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
-export type ResponseInternalError = components['responses']['InternalError'];
 export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseCursorExpired = components['responses']['CursorExpired'];
+export type ResponseDeliveryInFlight = components['responses']['DeliveryInFlight'];
 export type ResponseNotWatched = components['responses']['NotWatched'];
 export type ResponseStatusConflict = components['responses']['StatusConflict'];
+export type ParameterOrderStatusFilter = components['parameters']['OrderStatusFilter'];
+export type ParameterBlockchainFilter = components['parameters']['BlockchainFilter'];
+export type ParameterCustomerIdFilter = components['parameters']['CustomerIdFilter'];
+export type ParameterExternalIdFilter = components['parameters']['ExternalIdFilter'];
+export type ParameterCreatedFrom = components['parameters']['CreatedFrom'];
+export type ParameterCreatedBefore = components['parameters']['CreatedBefore'];
+export type ParameterUpdatedSince = components['parameters']['UpdatedSince'];
+export type ParameterLimit = components['parameters']['Limit'];
+export type ParameterCursor = components['parameters']['Cursor'];
 export type ParameterXSignature = components['parameters']['XSignature'];
 export type ParameterWebhookId = components['parameters']['WebhookId'];
 export type ParameterWebhookTimestamp = components['parameters']['WebhookTimestamp'];
 export type ParameterWebhookSignature = components['parameters']['WebhookSignature'];
 export type ParameterOrderUuid = components['parameters']['OrderUuid'];
+export type ParameterWithdrawalStatusFilter = components['parameters']['WithdrawalStatusFilter'];
 export type ParameterWithdrawalUuid = components['parameters']['WithdrawalUuid'];
+export type ParameterEventTypeFilter = components['parameters']['EventTypeFilter'];
+export type ParameterOrderUuidFilter = components['parameters']['OrderUuidFilter'];
+export type ParameterFeedCursor = components['parameters']['FeedCursor'];
+export type ParameterEventId = components['parameters']['EventId'];
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type HeaderRateLimit = components['headers']['RateLimit'];
 export type HeaderRateLimitPolicy = components['headers']['RateLimit-Policy'];
 export type HeaderRetryAfter = components['headers']['Retry-After'];
 export type $defs = Record<string, never>;
 export interface operations {
+    listDepositOrders: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only orders in this status.
+                 * @example DONE
+                 */
+                status?: components["parameters"]["OrderStatusFilter"];
+                /**
+                 * @description Only orders on this network.
+                 * @example Tron
+                 */
+                blockchain?: components["parameters"]["BlockchainFilter"];
+                /**
+                 * @description Only orders of this customer (`customerId` as sent at creation, matched exactly).
+                 * @example cust-42
+                 */
+                customerId?: components["parameters"]["CustomerIdFilter"];
+                /**
+                 * @description Only the item with this `externalId` (matched exactly): a page of one, or an empty page.
+                 * @example ord-1001
+                 */
+                externalId?: components["parameters"]["ExternalIdFilter"];
+                /**
+                 * @description Only items created at or after this moment (UTC, `YYYY-MM-DD HH:MM:SS`; in a URL the space is `%20`).
+                 * @example 2026-11-20 00:00:00
+                 */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /**
+                 * @description Only items created before this moment (UTC, `YYYY-MM-DD HH:MM:SS`), not at it.
+                 * @example 2026-11-21 00:00:00
+                 */
+                createdBefore?: components["parameters"]["CreatedBefore"];
+                /**
+                 * @description Only orders whose state changed at or after this moment (UTC, `YYYY-MM-DD HH:MM:SS`): created, credited
+                 *     a deposit or expired. For an incremental sync, note the time before a walk and pass it to the next one.
+                 *     The events feed (`GET /partner/v1/platforms/events`) tells what changed, in order.
+                 * @example 2026-11-21 10:00:00
+                 */
+                updatedSince?: components["parameters"]["UpdatedSince"];
+                /**
+                 * @description How many items a page holds at most, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Where the page starts: the `nextCursor` of the page before, exactly as received. Leave it out for the
+                 *     first page. A cursor is opaque, bound to your API key and to the filters of the walk it came from:
+                 *     send the same filters with it, or start a new walk without it.
+                 * @example eyJwIjpbIjE3NjM3MjAyMDAwMDAwMDAiLCIwYjlhNmYxZSJdfQ.Xq3hV0y2bQ1tRk8sLm9pAw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of orders. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DepositOrderPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["InvalidQuery"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
+        };
+    };
     createDepositOrder: {
         parameters: {
             query?: never;
@@ -806,6 +1273,73 @@ export interface operations {
             default: components["responses"]["ProtocolError"];
         };
     };
+    listWithdrawals: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only withdrawals in this status.
+                 * @example DONE
+                 */
+                status?: components["parameters"]["WithdrawalStatusFilter"];
+                /**
+                 * @description Only the item with this `externalId` (matched exactly): a page of one, or an empty page.
+                 * @example ord-1001
+                 */
+                externalId?: components["parameters"]["ExternalIdFilter"];
+                /**
+                 * @description Only items created at or after this moment (UTC, `YYYY-MM-DD HH:MM:SS`; in a URL the space is `%20`).
+                 * @example 2026-11-20 00:00:00
+                 */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /**
+                 * @description Only items created before this moment (UTC, `YYYY-MM-DD HH:MM:SS`), not at it.
+                 * @example 2026-11-21 00:00:00
+                 */
+                createdBefore?: components["parameters"]["CreatedBefore"];
+                /**
+                 * @description How many items a page holds at most, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Where the page starts: the `nextCursor` of the page before, exactly as received. Leave it out for the
+                 *     first page. A cursor is opaque, bound to your API key and to the filters of the walk it came from:
+                 *     send the same filters with it, or start a new walk without it.
+                 * @example eyJwIjpbIjE3NjM3MjAyMDAwMDAwMDAiLCIwYjlhNmYxZSJdfQ.Xq3hV0y2bQ1tRk8sLm9pAw
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of withdrawals. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["InvalidQuery"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
+        };
+    };
     getWithdrawal: {
         parameters: {
             query?: never;
@@ -841,6 +1375,148 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events of this type.
+                 * @example order.deposit
+                 */
+                type?: components["parameters"]["EventTypeFilter"];
+                /**
+                 * @description Only the events of this order.
+                 * @example 0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b
+                 */
+                orderUuid?: components["parameters"]["OrderUuidFilter"];
+                /**
+                 * @description How many items a page holds at most, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Where to resume: the `nextCursor` of the last page you processed, exactly as received. Leave it out to
+                 *     read from the oldest event still kept. Store it after each page you have processed; it stays valid
+                 *     for as long as the events after it are kept (`EVENT_RETENTION_DAYS`, 30 by default), after which it
+                 *     is refused with `410 cursor_expired`, never skipped past silently.
+                 * @example eyJwIjpbIjc0MSIsIjUyIl19.3kPq0bV8rQk1mZs2x8LQ_w
+                 */
+                cursor?: components["parameters"]["FeedCursor"];
+            };
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["CursorExpired"];
+            422: components["responses"]["InvalidQuery"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
+        };
+    };
+    listEventDeliveries: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path: {
+                /**
+                 * @description The event's `id`, the `webhook-id` header of its callbacks.
+                 * @example msg_p5jXN8AQM9LWM0D4loKWxJek
+                 */
+                eventId: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event's delivery state and attempts. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDeliveries"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
+        };
+    };
+    redeliverEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path: {
+                /**
+                 * @description The event's `id`, the `webhook-id` header of its callbacks.
+                 * @example msg_p5jXN8AQM9LWM0D4loKWxJek
+                 */
+                eventId: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event is due now; its deliveries as they stand. */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDeliveries"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["DeliveryInFlight"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
