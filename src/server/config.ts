@@ -82,6 +82,10 @@ export interface Config {
     dispatchIntervalMs: number;
   };
   expiryIntervalSeconds: number;
+  /** Days the events feed keeps an event (and its delivery attempts) after it was recorded. */
+  eventRetentionDays: number;
+  /** A merchant's redeliveries of events (POST …/redeliver), apart from its requests' quota. */
+  redeliveryRateLimit: { limit: number; windowSeconds: number };
 }
 
 export class ConfigError extends Error {
@@ -140,6 +144,8 @@ const SETTINGS = {
   'public-url': { env: 'PUBLIC_URL' },
   'payment-page-rate-limit': { env: 'PAYMENT_PAGE_RATE_LIMIT' },
   'log-level': { env: 'LOG_LEVEL' },
+  'event-retention-days': { env: 'EVENT_RETENTION_DAYS' },
+  'redelivery-rate-limit': { env: 'REDELIVERY_RATE_LIMIT' },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -253,6 +259,10 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
       dispatchIntervalMs: 500,
     },
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL_SECONDS', get('expiry-interval-seconds') ?? '10', 1, 3600),
+    // At least a day: a merchant's stored feed cursor must outlive a weekend's outage, and the feed
+    // must outlive the callbacks' retries (about 3 days by default).
+    eventRetentionDays: integer('EVENT_RETENTION_DAYS', get('event-retention-days') ?? '30', 1, 3650),
+    redeliveryRateLimit: rateLimit(get('redelivery-rate-limit') ?? '10/60', 'REDELIVERY_RATE_LIMIT'),
   };
 }
 

@@ -78,7 +78,7 @@ export async function openPlatform(settings: Config, options: OpenOptions = {}):
     const orders = new Orders(db, config, now);
     const withdrawals = new Withdrawals(db);
     const metrics = createMetrics();
-    const app = buildApp({ config, db, merchants, orders, withdrawals, paymentPageKey: secrets.paymentPageKey(), now, metrics, ...(options.logger === undefined ? {} : { logger: options.logger }) });
+    const app = buildApp({ config, db, merchants, orders, withdrawals, paymentPageKey: secrets.paymentPageKey(), cursorKey: secrets.cursorKey(), now, metrics, ...(options.logger === undefined ? {} : { logger: options.logger }) });
     let workers: Promise<Workers> | undefined;
     return {
       config,

@@ -14,6 +14,7 @@ import type { Mode, SecretKeeper } from '../merchants/secrets.js';
 import { createCallbackSigner } from '../../signing/index.js';
 import type { Clock } from '../shared/time.js';
 import { DeliveryFairness, fairnessFor, type FairnessLimits } from './fairness.js';
+import { deliveryErrorKind, DeliveryTimeoutError, DestinationRefusedError, type DeliveryErrorKind } from './delivery-errors.js';
 import type { Logger } from '../shared/logger.js';
 
 export interface OutboxRow {
@@ -37,6 +38,8 @@ export interface DeliveryResult {
   statusCode: number | undefined;
   latencyMs: number;
   error: string | undefined;
+  /** Why there was no answer (a 2xx or not): undefined when the endpoint answered. */
+  errorKind?: DeliveryErrorKind | undefined;
 }
 
 export interface DispatcherOptions {
@@ -148,11 +151,11 @@ export class CallbackDispatcher {
     // Checked again at every delivery: the policy may have changed since the order was created, and
     // names are judged by what they resolve to now (publicOnlyLookup), IP literals here.
     const refused = callbackUrlProblem(row.url, this.policy);
-    if (refused) return { statusCode: undefined, latencyMs: 0, error: `callback URL ${refused}` };
+    if (refused) return { statusCode: undefined, latencyMs: 0, error: `callback URL ${refused}`, errorKind: deliveryErrorKind(new DestinationRefusedError(refused)) };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve) => {
-      const finish = (statusCode: number | undefined, error: string | undefined) =>
-        resolve({ statusCode, latencyMs: Math.round(performance.now() - started), error });
+      const finish = (statusCode: number | undefined, error: Error | undefined) =>
+        resolve({ statusCode, latencyMs: Math.round(performance.now() - started), error: error?.message.slice(0, 500), errorKind: error && deliveryErrorKind(error) });
       const request = send(
         url,
         {
@@ -171,14 +174,15 @@ export class CallbackDispatcher {
         (response) => {
           response.resume(); // the body is not read: only the status counts
           response.on('end', () => finish(response.statusCode, undefined));
-          response.on('error', (error) => finish(response.statusCode, error.message));
+          response.on('error', (error) => finish(response.statusCode, error));
         },
       );
       // The whole delivery, not only socket idleness, must end within the timeout.
-      const deadline = setTimeout(() => request.destroy(new Error(`no answer within ${this.options.config.timeoutSeconds} s`)), this.options.config.timeoutSeconds * 1000);
+      const timedOut = () => request.destroy(new DeliveryTimeoutError(`no answer within ${this.options.config.timeoutSeconds} s`));
+      const deadline = setTimeout(timedOut, this.options.config.timeoutSeconds * 1000);
       request.on('close', () => clearTimeout(deadline));
-      request.on('timeout', () => request.destroy(new Error(`no answer within ${this.options.config.timeoutSeconds} s`)));
-      request.on('error', (error) => finish(undefined, error.message.slice(0, 500)));
+      request.on('timeout', timedOut);
+      request.on('error', (error) => finish(undefined, error));
       request.end(row.body);
     });
   }
@@ -197,8 +201,9 @@ export class CallbackDispatcher {
     }
     const error = result.error ?? (state === 'pending' || state === 'failed' ? `answered ${status}` : undefined);
     const current = await this.options.db.transaction(async (tx) => {
-      await tx.query('INSERT INTO callback_attempts (outbox_id, attempted_at, status_code, latency_ms, error) VALUES ($1, now(), $2, $3, $4)', [
-        row.id, status ?? null, result.latencyMs, error ?? null,
+      const errorKind = result.errorKind ?? (state === 'delivered' ? null : 'http_status');
+      await tx.query('INSERT INTO callback_attempts (outbox_id, attempted_at, status_code, latency_ms, error, error_kind) VALUES ($1, now(), $2, $3, $4, $5)', [
+        row.id, status ?? null, result.latencyMs, error ?? null, errorKind,
       ]);
       // Guarded by the claim: after a lease ran out and another dispatcher (or a redelivery) took the
       // row, this late result is history only; it must not overwrite the newer state.

@@ -1,6 +1,8 @@
 // What the operator sees of callbacks (partner-api callbacks list|redeliver): every event with its
 // delivery state and every attempt (status, latency, error), and a way to send one again.
-import type { Database } from '../db/database.js';
+import type { components } from '../../../generated/schema.js';
+import type { Database, Sql } from '../db/database.js';
+import { DELIVERY_COLUMNS, deliverySummary, type DeliveryColumns } from './feed.js';
 
 export const CALLBACK_STATES = ['pending', 'delivered', 'gone', 'failed'] as const;
 export type CallbackState = (typeof CALLBACK_STATES)[number];
@@ -73,18 +75,67 @@ export class CallbackInFlightError extends Error {}
  * (its dispatcher died) is taken over, and that dispatcher's late result no longer counts.
  */
 export async function redeliverCallback(db: Database, webhookId: string): Promise<CallbackRecord | undefined> {
+  const orderUuid = await makeDueAgain(db, webhookId, undefined);
+  if (orderUuid === undefined) return undefined;
+  return (await listCallbacks(db, { order: orderUuid, limit: 10_000 })).find((r) => r.webhookId === webhookId);
+}
+
+/**
+ * The redelivery itself, for the operator (any merchant's event) or a merchant (`merchantId`: its own
+ * only): the order's uuid, or undefined when there is no such event.
+ */
+async function makeDueAgain(db: Database, webhookId: string, merchantId: string | undefined): Promise<string | undefined> {
   // The database's clock, as the dispatchers' leases: one clock for every instance and command.
   const [row] = await db.query<{ order_uuid: string }>(
     `UPDATE callback_outbox SET state = 'pending', next_attempt_at = now(), lease_token = NULL
-      WHERE webhook_id = $1 AND NOT (lease_token IS NOT NULL AND next_attempt_at > now()) RETURNING order_uuid`,
-    [webhookId],
+      WHERE webhook_id = $1 AND ($2::uuid IS NULL OR merchant_id = $2) AND NOT (lease_token IS NOT NULL AND next_attempt_at > now()) RETURNING order_uuid`,
+    [webhookId, merchantId ?? null],
   );
-  if (!row) {
-    const [inFlight] = await db.query<{ next_attempt_at: Date }>('SELECT next_attempt_at FROM callback_outbox WHERE webhook_id = $1', [webhookId]);
-    if (inFlight) throw new CallbackInFlightError(`callback ${webhookId} is being delivered right now (its attempt's lease ends ${inFlight.next_attempt_at.toISOString()}): see callbacks list, try again after`);
-    return undefined;
-  }
-  return (await listCallbacks(db, { order: row.order_uuid, limit: 10_000 })).find((r) => r.webhookId === webhookId);
+  if (row) return row.order_uuid;
+  const [inFlight] = await db.query<{ next_attempt_at: Date }>(
+    'SELECT next_attempt_at FROM callback_outbox WHERE webhook_id = $1 AND ($2::uuid IS NULL OR merchant_id = $2)',
+    [webhookId, merchantId ?? null],
+  );
+  if (inFlight) throw new CallbackInFlightError(`callback ${webhookId} is being delivered right now (its attempt's lease ends ${inFlight.next_attempt_at.toISOString()}): try again after`);
+  return undefined;
+}
+
+export type EventDeliveries = components['schemas']['EventDeliveries'];
+type DeliveryAttempt = components['schemas']['DeliveryAttempt'];
+
+/** Attempts shown of one event, newest first: redeliveries are limited, but not in number over time. */
+const ATTEMPTS_SHOWN = 100;
+
+/** A merchant's event's delivery state and its last attempts, newest first; undefined when the merchant has no such event. */
+export async function eventDeliveries(sql: Sql, merchantId: string, webhookId: string): Promise<EventDeliveries | undefined> {
+  const [event] = await sql.query<DeliveryColumns & { id: bigint }>(
+    `SELECT o.id, ${DELIVERY_COLUMNS} FROM callback_outbox o WHERE o.webhook_id = $1 AND o.merchant_id = $2`,
+    [webhookId, merchantId],
+  );
+  if (!event) return undefined;
+  const attempts = await sql.query<{ attempted_at: string; status_code: number | null; latency_ms: number; error: string | null; error_kind: DeliveryAttempt['error'] | null }>(
+    `SELECT to_char(attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS attempted_at, status_code, latency_ms, error, error_kind
+       FROM callback_attempts WHERE outbox_id = $1 ORDER BY id DESC LIMIT ${ATTEMPTS_SHOWN}`,
+    [event.id],
+  );
+  return {
+    eventId: webhookId,
+    delivery: deliverySummary(event),
+    data: attempts.map((a) => ({
+      attemptedAt: a.attempted_at,
+      url: event.url,
+      ...(a.status_code === null ? {} : { statusCode: a.status_code }),
+      durationMs: a.latency_ms,
+      // Rows from before error kinds were recorded say only their message.
+      ...(a.error_kind ?? a.error ? { error: a.error_kind ?? 'other' } : {}),
+      ...(a.error ? { errorMessage: a.error } : {}),
+    })),
+  };
+}
+
+/** A merchant's redelivery of its own event: its deliveries after it, or undefined when it has no such event. */
+export async function redeliverEvent(db: Database, merchantId: string, webhookId: string): Promise<EventDeliveries | undefined> {
+  return (await makeDueAgain(db, webhookId, merchantId)) === undefined ? undefined : eventDeliveries(db, merchantId, webhookId);
 }
 
 export function formatCallback(record: CallbackRecord): string {

@@ -18,14 +18,16 @@ import { partnerRoutes } from './partner-routes.js';
 import { paymentPageRoutes } from './payment-page-routes.js';
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, ProblemError, sendProblem } from './problems.js';
 import { createRateLimiter } from './rate-limit.js';
+import { reconciliationRoutes } from './reconciliation-routes.js';
 import { sandboxRoutes } from './sandbox-routes.js';
+import { CursorCodec } from '../shared/cursors.js';
 
 export const BODY_LIMIT = 16 * 1024;
 
 export interface AppDeps {
   config: Pick<
     Config,
-    'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'trustedProxies' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds' | 'networks' | 'publicUrl' | 'paymentPageRateLimit'
+    'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'trustedProxies' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds' | 'networks' | 'publicUrl' | 'paymentPageRateLimit' | 'eventRetentionDays' | 'redeliveryRateLimit'
   >;
   db: Database;
   merchants: Merchants;
@@ -33,6 +35,8 @@ export interface AppDeps {
   withdrawals: Withdrawals;
   /** The key of the payment pages' links (SecretKeeper.paymentPageKey). */
   paymentPageKey: Buffer;
+  /** The key of the lists' and the feed's cursors (SecretKeeper.cursorKey). */
+  cursorKey: Buffer;
   now: Clock;
   metrics: Metrics;
   /** false for tests and benchmarks; otherwise JSON logs at config.logLevel. */
@@ -71,7 +75,8 @@ export function buildApp(deps: AppDeps): App {
           },
   });
   const ajv = createContractAjv();
-  fastify.setValidatorCompiler(({ schema }) => ajv.compile(schema));
+  const queryAjv = createContractAjv({ forQuery: true });
+  fastify.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' ? queryAjv : ajv).compile(schema));
   fastify.setErrorHandler(errorHandler);
   fastify.setNotFoundHandler((_request, reply) => sendProblem(reply, new ProblemError(404, 'not_found', 'No such resource.')));
 
@@ -96,6 +101,16 @@ export function buildApp(deps: AppDeps): App {
     // A shop's page may be on the merchant's own machine in the sandbox; live payers get https and public hosts only.
     returnUrlPolicy: { requireHttps: deps.config.mode === 'live', allowPrivate: deps.config.mode === 'sandbox' },
     metrics,
+  });
+  reconciliationRoutes(fastify, {
+    ...guard,
+    db: deps.db,
+    orders: deps.orders,
+    withdrawals: deps.withdrawals,
+    paymentLinks,
+    cursors: new CursorCodec(deps.cursorKey),
+    redeliveryLimiter: createRateLimiter(deps.config.redeliveryRateLimit.limit, deps.config.redeliveryRateLimit.windowSeconds, deps.now),
+    eventRetentionDays: deps.config.eventRetentionDays,
   });
   if (deps.config.mode === 'sandbox') {
     sandboxRoutes(fastify, { ...guard, paymentLinks, db: deps.db, withdrawals: deps.withdrawals, now: deps.now, watchWindowSeconds: deps.config.watchWindowSeconds });

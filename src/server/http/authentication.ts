@@ -142,7 +142,7 @@ export function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
     reply.headers(rateLimiter.headers(state));
     if (!state.allowed) throw new ProblemError(429, 'rate_limited', `The quota (${rateLimiter.policy}) is used up; retry in ${state.resetSeconds} s.`);
     request.merchant = merchant;
-    // Fastify reads no body for GET, so only POST has one to parse.
-    if (request.method === 'POST') request.body = parseJsonBody(request, raw);
+    // Only an operation with a request body has one to parse (a redelivery's POST has none).
+    if (request.routeOptions.schema?.body) request.body = parseJsonBody(request, raw);
   };
 }

@@ -17,6 +17,8 @@ const TITLES: Record<ProblemCode, string> = {
   invalid_status_transition: 'Invalid status transition',
   order_not_watched: 'Order not watched',
   idempotency_key_reused: 'Idempotency key reused',
+  delivery_in_flight: 'Delivery in flight',
+  cursor_expired: 'Cursor expired',
   payload_too_large: 'Payload too large',
   uri_too_long: 'URI too long',
   unsupported_media_type: 'Unsupported media type',
@@ -76,6 +78,27 @@ export function fieldErrors(errors: readonly AjvError[]): FieldError[] {
   return out;
 }
 
+/** A 422 that names each query parameter at fault: the value's problem, or a parameter the operation does not have. */
+export function invalidParameters(errors: readonly FieldError[]): ProblemError {
+  const first = errors[0]!;
+  return new ProblemError(422, 'validation_failed', `The query parameter ${first.parameter} is invalid: ${first.detail}.`, { errors: [...errors] });
+}
+
+function queryProblem(errors: readonly AjvError[]): ProblemError {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const error of errors) {
+    const unknown = error.params.additionalProperty as string | undefined;
+    const parameter = (unknown ?? error.instancePath.slice(1).split('/')[0] ?? '').slice(0, 64) || 'query';
+    const detail =
+      unknown !== undefined ? 'is not a parameter of this operation'
+      : error.keyword === 'enum' ? `must be one of ${(error.params.allowedValues as unknown[]).join(', ')}`
+      : (error.message ?? error.keyword);
+    if (!seen.has(parameter) && out.length < 100) out.push({ pointer: '', parameter, detail: detail.slice(0, 1024) }), seen.add(parameter);
+  }
+  return invalidParameters(out);
+}
+
 /** Maps whatever was thrown to the problem the caller gets; only the unexpected become 500s. */
 export function toProblemError(error: FastifyError & { validation?: AjvError[]; validationContext?: string }): ProblemError {
   if (error instanceof ProblemError) return error;
@@ -83,8 +106,11 @@ export function toProblemError(error: FastifyError & { validation?: AjvError[]; 
     if (error.validationContext === 'body') {
       return new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: fieldErrors(error.validation) });
     }
+    if (error.validationContext === 'querystring') return queryProblem(error.validation);
     const name = error.validation[0]?.instancePath.slice(1) || error.validationContext || 'parameter';
-    return new ProblemError(422, 'validation_failed', `The path parameter ${name} is malformed: it must be a UUID.`);
+    return new ProblemError(422, 'validation_failed', `The path parameter ${name} is malformed: it must be a UUID.`, {
+      errors: [{ pointer: '', parameter: name, detail: 'must be a UUID' }],
+    });
   }
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

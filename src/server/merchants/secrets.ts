@@ -41,6 +41,11 @@ export class SecretKeeper {
     return this.derive('payment-page', '', 1);
   }
 
+  /** The key of the lists' and the feed's cursors (shared/cursors.ts): nothing to store, the same in every instance. */
+  cursorKey(): Buffer {
+    return this.derive('page-cursor', '', 1);
+  }
+
   /** A value that identifies the master key without revealing it. */
   keyCheck(): string {
     return this.derive('key-check', '', 1).toString('hex');

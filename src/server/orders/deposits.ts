@@ -99,7 +99,8 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
     const [row] = await tx.query<OwnedOrderRow>(
       `UPDATE deposit_orders
           SET received_amount = received_amount + $2,
-              status = CASE WHEN received_amount + $2 >= min_amount THEN 'DONE' ELSE status END
+              status = CASE WHEN received_amount + $2 >= min_amount THEN 'DONE' ELSE status END,
+              updated_at = now()
         WHERE uuid = $1
         RETURNING merchant_id, ${ORDER_COLUMNS}`,
       [order.uuid, transfer.amount],
@@ -151,7 +152,7 @@ export async function expireOrders(db: Database, now?: Date, scannedNetworks: re
   return db.transaction(async (tx) => {
     const at = now ?? (await tx.query<{ now: Date }>('SELECT now() AS now'))[0]!.now;
     const rows = await tx.query<OwnedOrderRow>(
-      `UPDATE deposit_orders SET status = 'EXPIRED'
+      `UPDATE deposit_orders SET status = 'EXPIRED', updated_at = now()
         WHERE uuid IN (SELECT o.uuid FROM deposit_orders o
                          LEFT JOIN chain_cursors c ON c.network = o.blockchain
                         WHERE o.status = 'NEW' AND o.expired_at <= $1

@@ -9,6 +9,8 @@ import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, type OwnedRow } from '../db/batched-reads.js';
 import type { Database, Sql } from '../db/database.js';
+import type { RowPosition } from '../db/pages.js';
+import { listOrders, type OrderListFilters } from './order-list.js';
 import { platformDateTime, type Clock } from '../shared/time.js';
 
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
@@ -258,5 +260,10 @@ export class Orders {
   async read(merchantId: string, uuid: string): Promise<OrderView | undefined> {
     const row = await this.readOwned(merchantId, uuid);
     return row && toDepositOrder(row);
+  }
+
+  /** A page of the merchant's orders, newest first (order-list.ts). */
+  list(merchantId: string, filters: OrderListFilters, after: RowPosition | undefined, limit: number): Promise<{ orders: OrderView[]; next: RowPosition | undefined }> {
+    return listOrders(this.db, merchantId, filters, after, limit);
   }
 }

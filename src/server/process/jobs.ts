@@ -5,6 +5,7 @@ import { ChainScanner } from '../chain/scanner.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { expireOrders } from '../orders/deposits.js';
+import { PRUNE_BATCH, pruneEvents } from '../callbacks/feed.js';
 import { JobLeadership, type LeaderGauge } from './leadership.js';
 import { runRepeatedly } from '../shared/repeat.js';
 import type { ScannerGauges } from '../chain/scanner.js';
@@ -17,6 +18,8 @@ export interface Workers {
 }
 
 const EXPIRY_BATCH = 500;
+/** How often the events older than the retention are removed: the feed keeps them at least that long. */
+const PRUNE_INTERVAL_MS = 3_600_000;
 
 
 /** Starts the workers; refuses (ScannerStartError) a network that cannot be scanned safely. */
@@ -42,10 +45,16 @@ export async function startWorkers(deps: { config: Config; db: Database; secrets
     config.expiryIntervalSeconds * 1000,
     (error) => log?.warn({ err: error }, 'order expiry failed'),
   );
+  const pruneLead = lead('prune-events');
+  const prune = runRepeatedly(
+    async () => (await pruneLead.isLeader()) && (await pruneEvents(db, config.eventRetentionDays)) === PRUNE_BATCH,
+    PRUNE_INTERVAL_MS,
+    (error) => log?.warn({ err: error }, 'pruning events failed'),
+  );
   return {
     async stop() {
-      await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop()]);
-      await Promise.all([...scanJobs.map((j) => j.leadership.release()), expiryLead.release()]);
+      await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop(), prune.stop()]);
+      await Promise.all([...scanJobs.map((j) => j.leadership.release()), expiryLead.release(), pruneLead.release()]);
     },
   };
 }

@@ -1,10 +1,11 @@
 // Withdrawals: created by the operator (or the sandbox helper), read by merchants. The amount is
 // stored as exact smallest units and becomes a JSON number of whole units only in the response.
 import { randomUUID } from 'node:crypto';
-import type { Withdrawal } from '../../../generated/schema.js';
+import type { operations, Withdrawal } from '../../../generated/schema.js';
 import type { Network } from '../addresses/derivation.js';
 import { batchedOwnedReads } from '../db/batched-reads.js';
 import { sqlState, type Database } from '../db/database.js';
+import { equalTo, newestFirstPage, timeBound, type RowPosition } from '../db/pages.js';
 import { unitsToWireNumber } from '../shared/money.js';
 import { platformDateTime } from '../shared/time.js';
 
@@ -58,6 +59,8 @@ export function canMoveTo(from: WithdrawalStatus, to: WithdrawalStatus): boolean
   return from === 'PENDING' && to !== 'PENDING';
 }
 
+export type WithdrawalListFilters = Omit<NonNullable<operations['listWithdrawals']['parameters']['query']>, 'limit' | 'cursor'>;
+
 export class Withdrawals {
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<WithdrawalRow | undefined>;
 
@@ -83,6 +86,22 @@ export class Withdrawals {
   async read(merchantId: string, uuid: string): Promise<Withdrawal | undefined> {
     const row = await this.readOwned(merchantId, uuid);
     return row && toWithdrawal(row);
+  }
+
+  /** A page of the merchant's withdrawals, newest first (db/pages.ts). */
+  async list(merchantId: string, filters: WithdrawalListFilters, after: RowPosition | undefined, limit: number): Promise<{ withdrawals: Withdrawal[]; next: RowPosition | undefined }> {
+    const page = await newestFirstPage<WithdrawalRow>(this.db, 'withdrawals', '*', {
+      merchantId,
+      filters: [
+        ...equalTo('status', filters.status),
+        ...equalTo('external_id', filters.externalId),
+        ...timeBound('created_at', 'from', filters.createdFrom),
+        ...timeBound('created_at', 'before', filters.createdBefore),
+      ],
+      after,
+      limit,
+    });
+    return { withdrawals: page.rows.map(toWithdrawal), next: page.next };
   }
 
   /** Moves a withdrawal on; undefined when it does not exist, 'refused' when the move is not allowed. */

@@ -1,0 +1,166 @@
+// Reconciliation: a merchant's orders and withdrawals a page at a time, its events as a feed, each
+// event's deliveries and its redelivery. Every request is the merchant's own (merchantGuard); cursors
+// are bound to the merchant and to the walk's filters (shared/cursors.ts).
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { operations } from '../../../generated/schema.js';
+import { CallbackInFlightError, eventDeliveries, redeliverEvent } from '../callbacks/history.js';
+import { feedPositionExpired, readFeed, type FeedEvent, type FeedPosition } from '../callbacks/feed.js';
+import type { Database } from '../db/database.js';
+import type { RowPosition } from '../db/pages.js';
+import type { Orders } from '../orders/orders.js';
+import type { PaymentLinks } from '../payment-page/links.js';
+import { walkScope, type CursorCodec } from '../shared/cursors.js';
+import { parsePlatformDateTime, platformDateTime } from '../shared/time.js';
+import type { Withdrawals } from '../withdrawals/withdrawals.js';
+import { merchantGuard, type GuardDeps } from './authentication.js';
+import { componentSchema, queryParams } from './openapi-document.js';
+import { invalidParameters, ProblemError } from './problems.js';
+import type { RateLimiter } from './rate-limit.js';
+
+export interface ReconciliationRouteDeps extends GuardDeps {
+  db: Database;
+  orders: Orders;
+  withdrawals: Withdrawals;
+  paymentLinks: PaymentLinks;
+  cursors: CursorCodec;
+  /** Redeliveries per merchant (REDELIVERY_RATE_LIMIT), apart from the requests' quota. */
+  redeliveryLimiter: RateLimiter;
+  /** For the problem of an expired feed cursor. */
+  eventRetentionDays: number;
+}
+
+type Query<Operation extends keyof operations> = NonNullable<operations[Operation]['parameters']['query']>;
+type WithPage = { limit?: number; cursor?: string };
+
+/** The filters of a list's query: everything but the page's size and place. */
+function filtersOf<Q extends WithPage>(query: Q): Omit<Q, 'limit' | 'cursor'> {
+  const { limit: _limit, cursor: _cursor, ...filters } = query;
+  return filters;
+}
+
+const TIME_PARAMETERS = ['createdFrom', 'createdBefore', 'updatedSince'] as const;
+
+/** The contract's pattern lets 2026-02-31 through: a moment must also be a real one. */
+function checkMoments(query: Partial<Record<(typeof TIME_PARAMETERS)[number], string>>): void {
+  const errors = TIME_PARAMETERS.flatMap((parameter) => {
+    const value = query[parameter];
+    const real = value === undefined || (!Number.isNaN(parsePlatformDateTime(value).getTime()) && platformDateTime(parsePlatformDateTime(value)) === value);
+    return real ? [] : [{ pointer: '', parameter, detail: 'is not a moment of the calendar' }];
+  });
+  if (errors.length > 0) throw invalidParameters(errors);
+}
+
+const CURSOR_REFUSED = 'was not issued to this API key for these filters, or it was changed';
+
+export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationRouteDeps) {
+  const preValidation = merchantGuard(deps);
+  const { cursors } = deps;
+
+  /** The position a cursor holds for this merchant and walk; a 422 naming `cursor` for any other. */
+  function positionOf(merchantId: string, scope: string, cursor: string | undefined, length: number): string[] | undefined {
+    if (cursor === undefined) return undefined;
+    const position = cursors.decode(merchantId, scope, cursor, length);
+    if (!position) throw invalidParameters([{ pointer: '', parameter: 'cursor', detail: CURSOR_REFUSED }]);
+    return position;
+  }
+
+  app.get<{ Querystring: Query<'listDepositOrders'> }>(
+    '/partner/v1/platforms/orders',
+    { schema: { querystring: queryParams('/partner/v1/platforms/orders', 'get') }, preValidation },
+    async (request) => {
+      const merchantId = request.merchant!.id;
+      checkMoments(request.query);
+      const filters = filtersOf(request.query);
+      const scope = walkScope('orders', filters);
+      const after = positionOf(merchantId, scope, request.query.cursor, 2) as RowPosition | undefined;
+      const page = await deps.orders.list(merchantId, filters, after, request.query.limit!);
+      return {
+        data: page.orders.map((order) => ({ ...order, paymentUrl: deps.paymentLinks.url(order.uuid) })),
+        hasMore: page.next !== undefined,
+        ...(page.next ? { nextCursor: cursors.encode(merchantId, scope, page.next) } : {}),
+      };
+    },
+  );
+
+  app.get<{ Querystring: Query<'listWithdrawals'> }>(
+    '/partner/v1/platforms/withdrawals',
+    { schema: { querystring: queryParams('/partner/v1/platforms/withdrawals', 'get') }, preValidation },
+    async (request) => {
+      const merchantId = request.merchant!.id;
+      checkMoments(request.query);
+      const filters = filtersOf(request.query);
+      const scope = walkScope('withdrawals', filters);
+      const after = positionOf(merchantId, scope, request.query.cursor, 2) as RowPosition | undefined;
+      const page = await deps.withdrawals.list(merchantId, filters, after, request.query.limit!);
+      return {
+        data: page.withdrawals,
+        hasMore: page.next !== undefined,
+        ...(page.next ? { nextCursor: cursors.encode(merchantId, scope, page.next) } : {}),
+      };
+    },
+  );
+
+  app.get<{ Querystring: Query<'listEvents'> }>(
+    '/partner/v1/platforms/events',
+    { schema: { querystring: queryParams('/partner/v1/platforms/events', 'get') }, preValidation },
+    async (request, reply) => {
+      const merchantId = request.merchant!.id;
+      const filters = filtersOf(request.query);
+      const scope = walkScope('events', filters);
+      const after = positionOf(merchantId, scope, request.query.cursor, 3) as FeedPosition | undefined;
+      if (after && (await feedPositionExpired(deps.db, after))) {
+        throw new ProblemError(410, 'cursor_expired', `The events after this cursor are no longer kept (${deps.eventRetentionDays} days); list your orders to reconcile, then read the feed without a cursor.`);
+      }
+      const page = await readFeed(deps.db, merchantId, filters, after, request.query.limit!);
+      return sendFeedPage(reply, page.events, page.more, cursors.encode(merchantId, scope, page.next));
+    },
+  );
+
+  const eventIdParams = { type: 'object', required: ['eventId'], properties: { eventId: componentSchema('EventId') } };
+
+  app.get<{ Params: { eventId: string } }>(
+    '/partner/v1/platforms/events/:eventId/deliveries',
+    { schema: { params: eventIdParams }, preValidation },
+    async (request) => {
+      const deliveries = await eventDeliveries(deps.db, request.merchant!.id, request.params.eventId);
+      if (!deliveries) throw new ProblemError(404, 'not_found', 'No event with this id exists for this merchant.');
+      return deliveries;
+    },
+  );
+
+  app.post<{ Params: { eventId: string } }>(
+    '/partner/v1/platforms/events/:eventId/redeliver',
+    { schema: { params: eventIdParams }, preValidation },
+    async (request, reply) => {
+      const merchantId = request.merchant!.id;
+      const quota = deps.redeliveryLimiter.take(merchantId);
+      if (!quota.allowed) {
+        reply.header('Retry-After', String(quota.resetSeconds));
+        throw new ProblemError(429, 'rate_limited', `Redeliveries are limited to ${deps.redeliveryLimiter.policy} per merchant; retry in ${quota.resetSeconds} s.`);
+      }
+      try {
+        const deliveries = await redeliverEvent(deps.db, merchantId, request.params.eventId);
+        if (!deliveries) throw new ProblemError(404, 'not_found', 'No event with this id exists for this merchant.');
+        return reply.code(202).send(deliveries);
+      } catch (error) {
+        if (error instanceof CallbackInFlightError) throw new ProblemError(409, 'delivery_in_flight', 'This event\'s callback is being delivered right now; ask again once the attempt ends.');
+        throw error;
+      }
+    },
+  );
+}
+
+/**
+ * A page of the feed written as JSON text, each event's `data` the frozen body spliced in as it is: the
+ * same bytes as its callbacks' body (a parse and a serialization could reorder or respell it), and no
+ * parse of bodies the page only passes on.
+ */
+function sendFeedPage(reply: FastifyReply, events: readonly FeedEvent[], more: boolean, nextCursor: string): FastifyReply {
+  const items = events.map(
+    (event) =>
+      `{"id":${JSON.stringify(event.webhookId)},"type":${JSON.stringify(event.type)},"orderUuid":${JSON.stringify(event.orderUuid)},` +
+      `"createdAt":${JSON.stringify(event.createdAt)},"data":${event.body},"delivery":${JSON.stringify(event.delivery)}}`,
+  );
+  return reply.type('application/json; charset=utf-8').send(`{"data":[${items.join(',')}],"hasMore":${more},"nextCursor":${JSON.stringify(nextCursor)}}`);
+}
+
