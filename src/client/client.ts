@@ -1,6 +1,7 @@
 import openapiFetch, { type Client } from 'openapi-fetch';
-import type { paths } from '../../generated/schema.js';
+import type { DepositOrder, DepositOrderPage, Event, EventPage, paths, Withdrawal, WithdrawalPage } from '../../generated/schema.js';
 import { requestClass, signingFetch, type Clock, type Fetch } from './auth.js';
+import { paged, type ListDepositOrdersQuery, type ListEventsQuery, type ListWithdrawalsQuery, type Paged } from './pagination.js';
 
 export interface PartnerClientOptions {
   /** Absolute base URL of the API, e.g. `https://api.partner-platform.test`. */
@@ -13,7 +14,22 @@ export interface PartnerClientOptions {
   now?: Clock;
 }
 
-export type PartnerClient = Client<paths>;
+/**
+ * The typed openapi-fetch client (`GET`, `POST`, …, `use`) with iterators over the lists and the
+ * events feed. Each iterator walks the pages lazily and throws `PartnerApiError` on a failure.
+ */
+export interface PartnerClient extends Client<paths> {
+  /** Deposit orders, newest first, matching the filters: `GET /partner/v1/platforms/orders` page by page. */
+  listDepositOrders(query?: ListDepositOrdersQuery): Paged<DepositOrder, DepositOrderPage>;
+  /** Withdrawals, newest first, matching the filters: `GET /partner/v1/platforms/withdrawals` page by page. */
+  listWithdrawals(query?: ListWithdrawalsQuery): Paged<Withdrawal, WithdrawalPage>;
+  /**
+   * The events feed, oldest first, from `query.cursor` (a page's stored `nextCursor`) or from the oldest
+   * event kept: `GET /partner/v1/platforms/events` page by page, up to the page whose `hasMore` is false
+   * (it does not wait for new events). Every page has a `nextCursor` to resume from, an empty one too.
+   */
+  listEvents(query?: ListEventsQuery): Paged<Event, EventPage>;
+}
 
 // openapi-fetch's CommonJS build sets `exports.default` without an `__esModule` marker, so under
 // require() its default import is the exports object, while under ESM it is the function itself.
@@ -48,7 +64,8 @@ function checkedCredential(name: string, value: unknown): string {
 
 /**
  * A typed client of the partner API whose every request is signed. Each call returns
- * `{ data, error, response }`: `error` is the typed problem (`Problem`) of a failure.
+ * `{ data, error, response }`: `error` is the typed problem (`Problem`) of a failure. The list
+ * iterators (`listDepositOrders`, `listWithdrawals`, `listEvents`) throw `PartnerApiError` instead.
  */
 export function createPartnerClient(options: PartnerClientOptions): PartnerClient {
   if (typeof options !== 'object' || options === null) throw new PartnerClientConfigError('options are required');
@@ -66,5 +83,10 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     middlewares = true;
     use(...added);
   };
-  return client;
+  const lists: Omit<PartnerClient, keyof Client<paths>> = {
+    listDepositOrders: (query) => paged((q) => client.GET('/partner/v1/platforms/orders', { params: { query: q } }), query),
+    listWithdrawals: (query) => paged((q) => client.GET('/partner/v1/platforms/withdrawals', { params: { query: q } }), query),
+    listEvents: (query) => paged((q) => client.GET('/partner/v1/platforms/events', { params: { query: q } }), query),
+  };
+  return Object.assign(client, lists);
 }

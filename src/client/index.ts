@@ -8,6 +8,8 @@ export {
   type CallbackHeaders,
   type VerifyCallbackOptions,
 } from './callbacks.js';
+export { PartnerApiError } from './errors.js';
+export type { Paged, ListDepositOrdersQuery, ListWithdrawalsQuery, ListEventsQuery } from './pagination.js';
 export type { Clock } from './auth.js';
 export { signRequest, createRequestSigner, type SignedRequestParts } from '../signing/index.js';
 export type * from './types.js';

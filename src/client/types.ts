@@ -10,6 +10,11 @@ export type {
   Currency,
   DepositOrder,
   DepositOrderCallback,
+  DepositOrderPage,
+  DeliveryAttempt,
+  Event,
+  EventDeliveries,
+  EventPage,
   FieldError,
   OrderEventType,
   OrderStatus,
@@ -21,5 +26,6 @@ export type {
   TokenAmount,
   WalletAddress,
   Withdrawal,
+  WithdrawalPage,
   WithdrawalStatus,
 } from '../../generated/schema.js';
