@@ -5,7 +5,7 @@
 // needs them: the xpubs against the deriver, a Tron token contract's T… form, the callback policy).
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import type { Network } from './addresses/derivation.js';
+import type { Network } from './shared/network.js';
 import { parseExactInteger } from './shared/exact-integer.js';
 
 export type Mode = 'sandbox' | 'live';

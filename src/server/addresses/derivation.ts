@@ -8,7 +8,9 @@ import { base58check } from '@scure/base';
 import secp256k1 from 'secp256k1';
 import { HDKey } from '@scure/bip32';
 
-export type Network = 'Tron' | 'Ethereum';
+import type { Network } from '../shared/network.js';
+
+export type { Network };
 
 const tronBase58 = base58check(sha256);
 const TRON_PREFIX = 0x41;
