@@ -1,7 +1,6 @@
-import { createRequestSigner } from '../signing/index.js';
+import { createRequestSigner, type Clock } from '../signing/index.js';
 
-/** Clock in milliseconds since the epoch, like Date.now; injectable for tests. */
-export type Clock = () => number;
+export type { Clock };
 
 export type Fetch = (input: Request) => Promise<Response>;
 

@@ -15,3 +15,4 @@ export {
   type CallbackSigner,
 } from './callback.js';
 export { DEFAULT_HMAC_BACKEND, type HmacBackend } from './hmac.js';
+export type { Clock } from './clock.js';
