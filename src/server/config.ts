@@ -300,7 +300,7 @@ function logLevel(text: string): string {
   return text;
 }
 
-/** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (DESIGN §4). */
+/** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (docs/design.md#callbacks). */
 const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,50400,72000,86400';
 
 function retrySchedule(text: string): number[] {

@@ -1,5 +1,6 @@
-// Signing shared by the client and the platform: request signatures (DESIGN §3) and Standard Webhooks
-// callback signatures (DESIGN §4). Depends only on the runtime's own crypto (node:crypto or WebCrypto).
+// Signing shared by the client and the platform: request signatures
+// (docs/design.md#request-authentication) and Standard Webhooks callback signatures
+// (docs/design.md#callbacks). Depends only on the runtime's own crypto (node:crypto or WebCrypto).
 export {
   createRequestSigner,
   requestSigningMessage,

@@ -146,7 +146,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
     });
   });
 
-  describe('authentication (DESIGN §3)', () => {
+  describe('authentication (docs/design.md, Request authentication)', () => {
     const path = '/partner/v2/platforms/orders/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b';
 
     async function problem(response: Response) {
