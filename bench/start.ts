@@ -1,6 +1,6 @@
 // The operator's start (issue 24): how long `npm start` takes to listen when nothing changed, and what
 // the sandbox holds resident at rest, beside a bare PGlite (the same settings, `select 1`) and a bare
-// node process, so the figure says where the memory goes. Writes the README's bench:start section.
+// node process, so the figure says where the memory goes. Writes the bench:start section of bench/README.md.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';

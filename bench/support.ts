@@ -1,6 +1,6 @@
 // What the benchmarks share: the sandbox configuration, a PostgreSQL to run on, and the writer that
-// puts each benchmark's results in bench/results/<name>.json and its tables in the README, so that no
-// figure in the README is typed by hand.
+// puts each benchmark's results in bench/results/<name>.json and its tables in bench/README.md, so that
+// no figure there is typed by hand.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
@@ -50,11 +50,11 @@ export function environmentLine(): string {
   return `${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${gib} GiB, Node ${process.versions.node}, ${new Date().toISOString().slice(0, 10)}`;
 }
 
-const README = new URL('../README.md', import.meta.url);
+const README = new URL('./README.md', import.meta.url);
 const RESULTS = new URL('./results/', import.meta.url);
 
 /**
- * Prints a benchmark's markdown, writes bench/results/<name>.json, and replaces the README's text
+ * Prints a benchmark's markdown, writes bench/results/<name>.json, and replaces bench/README.md's text
  * between `<!-- bench:<name> -->` and `<!-- /bench:<name> -->` with the markdown under an
  * environment line. BENCH_NO_WRITE=1 only prints (a trial run).
  */
@@ -69,7 +69,7 @@ export function publishResults(name: string, markdown: string, data: unknown): v
   const end = `<!-- /bench:${name} -->`;
   const from = readme.indexOf(start);
   const to = readme.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`README.md has no ${start} … ${end} section for these results`);
+  if (from < 0 || to < from) throw new Error(`bench/README.md has no ${start} … ${end} section for these results`);
   writeFileSync(README, `${readme.slice(0, from + start.length)}\n${text}${readme.slice(to)}`);
-  console.log(`written: bench/results/${name}.json and README.md (${start})`);
+  console.log(`written: bench/results/${name}.json and bench/README.md (${start})`);
 }

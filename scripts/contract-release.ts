@@ -3,7 +3,7 @@
 //            openapi/releases/ and fail on a breaking change the version does not announce;
 //   release  (npm run release:contract) keep generated/openapi.json as openapi/releases/<info.version>.json.
 // The classification is api-smart-diff's (breaking / non-breaking / annotation, per OpenAPI rules that
-// treat requests and responses differently); see README, "Releasing the contract".
+// treat requests and responses differently); see docs/packages.md#releasing-the-contract.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

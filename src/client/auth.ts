@@ -1,12 +1,11 @@
-import { createRequestSigner } from '../signing/index.js';
+import { createRequestSigner, type Clock } from '../signing/index.js';
 
-/** Clock in milliseconds since the epoch, like Date.now; injectable for tests. */
-export type Clock = () => number;
+export type { Clock };
 
 export type Fetch = (input: Request) => Promise<Response>;
 
 /**
- * The fetch openapi-fetch calls: signs each request per DESIGN §3 over what is really sent (the body
+ * The fetch openapi-fetch calls: signs each request per docs/design.md#request-authentication over what is really sent (the body
  * bytes openapi-fetch serialized, and the path and query of its URL) and sends it. Signing here rather
  * than in a middleware runs after any middleware a caller added, and reads the body once instead of
  * cloning the request; the request goes out as a URL and init (no second Request) unless the caller

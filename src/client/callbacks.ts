@@ -1,4 +1,5 @@
-// Verifies a callback of the platform (Standard Webhooks, DESIGN §4) on its raw body, before trusting it.
+// Verifies a callback of the platform (Standard Webhooks, docs/design.md#callbacks) on its raw body,
+// before trusting it.
 import type { DepositOrderCallback } from '../../generated/schema.js';
 import { createCallbackSigner, type CallbackSigner } from '../signing/index.js';
 import type { Clock } from './auth.js';

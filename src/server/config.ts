@@ -5,7 +5,7 @@
 // needs them: the xpubs against the deriver, a Tron token contract's T… form, the callback policy).
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import type { Network } from './addresses/derivation.js';
+import type { Network } from './shared/network.js';
 import { parseExactInteger } from './shared/exact-integer.js';
 
 export type Mode = 'sandbox' | 'live';
@@ -310,7 +310,7 @@ function logLevel(text: string): string {
   return text;
 }
 
-/** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (DESIGN §4). */
+/** About 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h and 24 h (docs/design.md#callbacks). */
 const DEFAULT_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,50400,72000,86400';
 
 function retrySchedule(text: string): number[] {

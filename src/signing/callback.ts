@@ -1,4 +1,4 @@
-// Callback signatures per Standard Webhooks v1 (DESIGN §4): webhook-signature = "v1," +
+// Callback signatures per Standard Webhooks v1 (docs/design.md#callbacks): webhook-signature = "v1," +
 // base64(HMAC-SHA256(key, id + "." + timestamp + "." + body)), the key being the base64 part of the
 // merchant's `whsec_…` callback secret.
 import { fromBase64, toBase64 } from './encoding.js';

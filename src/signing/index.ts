@@ -1,5 +1,6 @@
-// Signing shared by the client and the platform: request signatures (DESIGN §3) and Standard Webhooks
-// callback signatures (DESIGN §4). Depends only on the runtime's own crypto (node:crypto or WebCrypto).
+// Signing shared by the client and the platform: request signatures
+// (docs/design.md#request-authentication) and Standard Webhooks callback signatures
+// (docs/design.md#callbacks). Depends only on the runtime's own crypto (node:crypto or WebCrypto).
 export {
   createRequestSigner,
   requestSigningMessage,
@@ -15,3 +16,4 @@ export {
   type CallbackSigner,
 } from './callback.js';
 export { DEFAULT_HMAC_BACKEND, type HmacBackend } from './hmac.js';
+export type { Clock } from './clock.js';

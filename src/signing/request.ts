@@ -1,5 +1,6 @@
-// Request signatures (DESIGN §3): X-Signature = hex(HMAC-SHA256(API secret, timestamp + METHOD +
-// requestTarget + rawBody)). The one implementation the client signs with and the platform verifies with.
+// Request signatures (docs/design.md#request-authentication): X-Signature = hex(HMAC-SHA256(API secret,
+// timestamp + METHOD + requestTarget + rawBody)). The one implementation the client signs with and the
+// platform verifies with.
 import { fromHex, toBytes } from './encoding.js';
 import { createHmacSha256, messageBytes, type HmacBackend, type MessageParts } from './hmac.js';
 

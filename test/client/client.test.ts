@@ -21,7 +21,7 @@ function clientAt(timestamp: number, fetch: (r: Request) => Promise<Response>, b
 
 const vector = (name: string) => cases.find((c) => c.name === name)!;
 
-describe('createPartnerClient signs every request (DESIGN §3)', () => {
+describe('createPartnerClient signs every request (docs/design.md, Request authentication)', () => {
   it.each(['create order', 'non-ascii body'])('reproduces the "%s" vector through a typed call', async (name) => {
     const v = vector(name);
     const { fetch, requests } = recordingFetch();

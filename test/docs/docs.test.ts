@@ -1,4 +1,4 @@
-// The reference built by `npm run docs` (DESIGN §7, §8), opened offline in headless Chromium: it must
+// The reference built by `npm run docs` (docs/toolchain.md, docs/design.md#the-docs-site), opened offline in headless Chromium: it must
 // render from the one file, send nothing anywhere, and show the operations and the signing guide.
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';

@@ -1,4 +1,4 @@
-// The worked signature example of the Authentication guide (openapi/guide/overview.md, DESIGN §8) must
+// The worked signature example of the Authentication guide (openapi/guide/overview.md, docs/design.md#the-docs-site) must
 // reproduce the "create order" vector: its shell block is run with bash and openssl, the signature it
 // shows is compared, and its TypeScript block is run through the real signRequest.
 import { execFile } from 'node:child_process';

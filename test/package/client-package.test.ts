@@ -172,7 +172,6 @@ describe('the client package (partner-api-client)', () => {
   it('installs openapi-fetch and its own dependency, nothing more', () => {
     const installed = installedPackages(join(project, 'node_modules')).sort();
     expect(installed).toEqual(['openapi-fetch', 'openapi-typescript-helpers', 'partner-api-client']);
-    expect(installed.length).toBeLessThanOrEqual(5);
   });
 
   it('runs from an .mjs file with plain node: a signed create and read that the platform verifies', async () => {

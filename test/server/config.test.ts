@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, readConfig, isSecretSetting, SETTING_NAMES } from '../../src/server/config.js';
+import { ConfigError, readConfig, isSecretSetting, settingEnv, SETTING_NAMES, type Config, type SettingName } from '../../src/server/config.js';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const dir = mkdtempSync(join(tmpdir(), 'partner-secrets-'));
@@ -54,7 +54,77 @@ describe('secret settings', () => {
     expect(() => readConfig({ SECRET_KEY_FILE: missing }, {})).toThrow(new ConfigError(`SECRET_KEY_FILE: cannot read ${missing} (ENOENT)`));
   });
 
-  it('leave every other setting a flag', () => {
-    expect(readConfig({}, { port: '9000', 'rate-limit': '5/60' })).toMatchObject({ port: 9000, rateLimit: { limit: 5, windowSeconds: 60 } });
+});
+
+/**
+ * Every setting that is not a secret: a value for its flag, another for its environment variable, and
+ * where the Config holds it. The flag's and the variable's values differ, so the case with both proves
+ * which one won; where one of them is the default, the other case proves it is read at all.
+ */
+const a40 = `0x${'a'.repeat(40)}`;
+const b40 = `0x${'b'.repeat(40)}`;
+const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: Config) => unknown, fromFlag: unknown, fromEnv: unknown]> = {
+  mode: ['live', 'sandbox', (c) => c.mode, 'live', 'sandbox'],
+  host: ['0.0.0.0', '::1', (c) => c.host, '0.0.0.0', '::1'],
+  port: ['9000', '9001', (c) => c.port, 9000, 9001],
+  'data-dir': ['/tmp/from-flag', '/tmp/from-env', (c) => c.dataDir, '/tmp/from-flag', '/tmp/from-env'],
+  'database-pool-size': ['3', '4', (c) => c.databasePoolSize, 3, 4],
+  'tron-xpub': ['xpub-flag-tron', 'xpub-env-tron', (c) => c.networks.Tron.xpub, 'xpub-flag-tron', 'xpub-env-tron'],
+  'ethereum-xpub': ['xpub-flag-eth', 'xpub-env-eth', (c) => c.networks.Ethereum.xpub, 'xpub-flag-eth', 'xpub-env-eth'],
+  'tron-min-amount': ['5', '6', (c) => c.networks.Tron.minAmount, 5n, 6n],
+  'ethereum-min-amount': ['7', '8', (c) => c.networks.Ethereum.minAmount, 7n, 8n],
+  'tron-confirmations': ['30', '31', (c) => c.networks.Tron.confirmations, 30, 31],
+  'ethereum-confirmations': ['32', '33', (c) => c.networks.Ethereum.confirmations, 32, 33],
+  'tron-token-contract': [a40, b40, (c) => c.networks.Tron.chain?.tokenContract, a40, b40],
+  'ethereum-token-contract': [b40, a40, (c) => c.networks.Ethereum.chain?.tokenContract, b40, a40],
+  'tron-poll-seconds': ['7', '8', (c) => c.networks.Tron.chain?.pollIntervalSeconds, 7, 8],
+  'ethereum-poll-seconds': ['9', '10', (c) => c.networks.Ethereum.chain?.pollIntervalSeconds, 9, 10],
+  'tron-max-block-range': ['100', '200', (c) => c.networks.Tron.chain?.maxBlockRange, 100, 200],
+  'ethereum-max-block-range': ['300', '400', (c) => c.networks.Ethereum.chain?.maxBlockRange, 300, 400],
+  'tron-max-addresses': ['10', '20', (c) => c.networks.Tron.chain?.maxAddressesPerQuery, 10, 20],
+  'ethereum-max-addresses': ['30', '40', (c) => c.networks.Ethereum.chain?.maxAddressesPerQuery, 30, 40],
+  'tron-start-block': ['123', '456', (c) => c.networks.Tron.chain?.startBlock, 123, 456],
+  'ethereum-start-block': ['789', '1011', (c) => c.networks.Ethereum.chain?.startBlock, 789, 1011],
+  'tron-finality': ['confirmations', 'finalized', (c) => c.networks.Tron.chain?.finality, 'confirmations', 'finalized'],
+  'ethereum-finality': ['confirmations', 'finalized', (c) => c.networks.Ethereum.chain?.finality, 'confirmations', 'finalized'],
+  'callback-timeout-seconds': ['20', '25', (c) => c.callbacks.timeoutSeconds, 20, 25],
+  'callback-retry-schedule': ['1,2', '3,4,5', (c) => c.callbacks.retrySchedule, [1, 2], [3, 4, 5]],
+  'allow-private-callbacks': ['false', 'true', (c) => c.callbacks.allowPrivate, false, true],
+  'expiry-interval-seconds': ['20', '30', (c) => c.expiryIntervalSeconds, 20, 30],
+  'order-lifetime-seconds': ['600', '700', (c) => c.orderLifetimeSeconds, 600, 700],
+  'max-open-orders-per-merchant': ['50', '60', (c) => c.maxOpenOrdersPerMerchant, 50, 60],
+  'watch-window-seconds': ['100', '200', (c) => c.watchWindowSeconds, 100, 200],
+  'timestamp-tolerance-seconds': ['60', '90', (c) => c.timestampToleranceSeconds, 60, 90],
+  'request-timeout-seconds': ['10', '20', (c) => c.requestTimeoutSeconds, 10, 20],
+  'rate-limit': ['5/60', '7/30', (c) => c.rateLimit, { limit: 5, windowSeconds: 60 }, { limit: 7, windowSeconds: 30 }],
+  'trusted-proxies': ['10.0.0.5', '192.168.0.0/16', (c) => c.trustedProxies, ['10.0.0.5'], ['192.168.0.0/16']],
+  'public-url': ['https://flag.example/pay/', 'https://env.example', (c) => c.publicUrl, 'https://flag.example/pay', 'https://env.example'],
+  'payment-page-rate-limit': ['10/60', '20/30', (c) => c.paymentPageRateLimit, { limit: 10, windowSeconds: 60 }, { limit: 20, windowSeconds: 30 }],
+  'log-level': ['debug', 'error', (c) => c.logLevel, 'debug', 'error'],
+};
+
+/** What every case starts from: valid for live mode too, and with both networks scanned, so that each chain setting has a place in the Config. */
+const BASE_ENV: Record<string, string> = {
+  SECRET_KEY: KEY,
+  TRON_RPC_URL: 'https://tron.invalid/',
+  ETHEREUM_RPC_URL: 'https://eth.invalid/',
+  TRON_XPUB: 'xpub-base-tron',
+  ETHEREUM_XPUB: 'xpub-base-eth',
+  PUBLIC_URL: 'https://base.example',
+};
+
+describe('every other setting', () => {
+  it('is in the table below: each setting that is not a secret, none missing and none extra', () => {
+    expect(Object.keys(EVERY_OTHER_SETTING).sort()).toEqual(SETTING_NAMES.filter((name) => !isSecretSetting(name)).sort());
+  });
+
+  it.each(Object.entries(EVERY_OTHER_SETTING))('--%s is a flag and an environment variable, and the flag wins', (name, [flagValue, envValue, read, fromFlag, fromEnv]) => {
+    const variable = settingEnv(name as SettingName);
+    const env = { ...BASE_ENV };
+    delete env[variable];
+    expect(fromFlag).not.toEqual(fromEnv);
+    expect(read(readConfig(env, { [name]: flagValue }))).toEqual(fromFlag);
+    expect(read(readConfig({ ...env, [variable]: envValue }, {}))).toEqual(fromEnv);
+    expect(read(readConfig({ ...env, [variable]: envValue }, { [name]: flagValue }))).toEqual(fromFlag);
   });
 });

@@ -1,4 +1,4 @@
-// The server's tree shows its architecture (README, "Layout"): only the entry, the wiring and the
+// The server's tree shows its architecture (README, "Where a new line goes"): only the entry, the wiring and the
 // settings at the top, and imports that point down. This reads every import of src/server and fails
 // on one that points up, so the rule holds without anyone having to remember it.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -55,6 +55,19 @@ describe('the server layout', () => {
     const out = files
       .filter((f) => folder(f.path) === 'shared')
       .flatMap((f) => f.imports.filter((target) => folder(target) !== 'shared').map((target) => `${f.path} → ${target}`));
+    expect(out).toEqual([]);
+  });
+
+  it('keeps the settings (config.ts) to shared/ and node: the modules that use them import them, not the reverse', () => {
+    const config = files.find((f) => f.path === 'config.ts')!;
+    expect(config.imports.length).toBeGreaterThan(0);
+    expect(config.imports.filter((target) => folder(target) !== 'shared')).toEqual([]);
+  });
+
+  it('keeps db/ to itself, shared/ and node: no capability, layer above or the settings', () => {
+    const db = files.filter((f) => folder(f.path) === 'db');
+    expect(db.length).toBeGreaterThan(0);
+    const out = db.flatMap((f) => f.imports.filter((target) => !['db', 'shared'].includes(folder(target))).map((target) => `${f.path} → ${target}`));
     expect(out).toEqual([]);
   });
 

@@ -1,5 +1,6 @@
-// Deposit addresses from account-level extended public keys (DESIGN §6): child 0/index of an xpub at
-// m/44'/60'/0' (Ethereum) or m/44'/195'/0' (Tron). The platform never holds a private key.
+// Deposit addresses from account-level extended public keys
+// (docs/design.md#the-platforms-architecture): child 0/index of an xpub at m/44'/60'/0' (Ethereum) or
+// m/44'/195'/0' (Tron). The platform never holds a private key.
 import { createHmac } from 'node:crypto';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -8,7 +9,9 @@ import { base58check } from '@scure/base';
 import secp256k1 from 'secp256k1';
 import { HDKey } from '@scure/bip32';
 
-export type Network = 'Tron' | 'Ethereum';
+import type { Network } from '../shared/network.js';
+
+export type { Network };
 
 const tronBase58 = base58check(sha256);
 const TRON_PREFIX = 0x41;

@@ -1,10 +1,10 @@
-// Delivers the outbox (DESIGN §4): claims due rows with FOR UPDATE SKIP LOCKED (so that several
-// instances share the work) under a lease token that alone may record the outcome, one event of an
-// order at a time in its sequence order, each merchant and destination within its share of the slots
+// Delivers the outbox (docs/design.md#callbacks): claims due rows with FOR UPDATE SKIP LOCKED (so that
+// several instances share the work) under a lease token that alone may record the outcome, one event of
+// an order at a time in its sequence order, each merchant and destination within its share of the slots
 // (fairness.ts), signs each delivery per Standard Webhooks with the merchant's callback secret, POSTs
-// it without following redirects within the timeout, records every attempt, and schedules retries
-// with jitter. 2xx delivers, 410 stops, anything else retries until the schedule ends. Every due time
-// and lease is the database's clock (now()), one clock for all instances whatever their own say.
+// it without following redirects within the timeout, records every attempt, and schedules retries with
+// jitter. 2xx delivers, 410 stops, anything else retries until the schedule ends. Every due time and
+// lease is the database's clock (now()), one clock for all instances whatever their own say.
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Config } from '../config.js';

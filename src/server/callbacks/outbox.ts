@@ -1,5 +1,5 @@
-// The transactional outbox (DESIGN §4): an event is written in the same transaction as the change it
-// reports, with its body frozen, so that it is sent if and only if the change committed.
+// The transactional outbox (docs/design.md#callbacks): an event is written in the same transaction as
+// the change it reports, with its body frozen, so that it is sent if and only if the change committed.
 import { randomBytes } from 'node:crypto';
 import type { DepositOrderCallback } from '../../../generated/schema.js';
 import type { Sql } from '../db/database.js';

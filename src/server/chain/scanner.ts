@@ -1,6 +1,7 @@
-// The chain scanner (DESIGN §6): the network's cursor and its state machine. ERC-20 Transfer logs to
-// watched deposit addresses (decoded in transfer-logs.ts), read over JSON-RPC up to the confirmed head,
-// credited in the same transaction that advances the cursor. One implementation for Ethereum and Tron.
+// The chain scanner (docs/design.md#the-platforms-architecture): the network's cursor and its state
+// machine. ERC-20 Transfer logs to watched deposit addresses (decoded in transfer-logs.ts), read over
+// JSON-RPC up to the confirmed head, credited in the same transaction that advances the cursor. One
+// implementation for Ethereum and Tron.
 import type { Network } from '../addresses/derivation.js';
 import type { ChainConfig } from '../config.js';
 import type { Database } from '../db/database.js';

@@ -1,13 +1,23 @@
 // Opens the platform's database: a PostgreSQL pool (DATABASE_URL), or the embedded PGlite in the data
 // directory, locked to this process and made the owner's alone.
 import { join } from 'node:path';
-import type { Config } from '../config.js';
 import { lockDataDirectory, restrictToOwner } from './data-directory.js';
 import { openPglite, openPostgres, type Database } from './database.js';
 
+/**
+ * The three settings that say where the database is. Named here rather than taken from config.ts, so
+ * that db/ depends on nothing above it; the platform's Config has these fields and passes as it is.
+ */
+export interface DatabaseLocation {
+  /** `postgres://…`, or undefined for the embedded PGlite in the data directory. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  databasePoolSize: number;
+}
+
 /** `longLived`: a server, whose PGlite is created apart so that it does not keep the memory creating it takes. */
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'databasePoolSize'>,
+  config: DatabaseLocation,
   { longLived = false } = {},
 ): Promise<{ db: Database; release: () => void }> {
   if (config.databaseUrl) return { db: await openPostgres(config.databaseUrl, config.databasePoolSize), release: () => {} };

@@ -1,8 +1,8 @@
-// Request authentication per DESIGN §3, on the raw request: the raw request target and the raw body
-// bytes, checked before any JSON is parsed; timestamps within the tolerance; signatures compared in
-// constant time (src/signing: node:crypto timingSafeEqual, or WebCrypto verify). Also the guard every
-// merchant route (partner and sandbox) runs: authentication, the failure budget per client address,
-// the merchant's quota, then JSON.
+// Request authentication (docs/design.md#request-authentication), on the raw request: the raw
+// request target and the raw body bytes, checked before any JSON is parsed; timestamps within the
+// tolerance; signatures compared in constant time (src/signing: node:crypto timingSafeEqual, or
+// WebCrypto verify). Also the guard every merchant route (partner and sandbox) runs:
+// authentication, the failure budget per client address, the merchant's quota, then JSON.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createRequestSigner, type RequestSigner } from '../../signing/index.js';
 import type { Merchant, Merchants } from '../merchants/merchants.js';

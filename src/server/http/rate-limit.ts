@@ -1,5 +1,5 @@
 // Per-API-key quotas in fixed windows, announced with the IETF RateLimit header fields on every
-// response. Kept in memory: each instance enforces its own quota (documented in the README).
+// response. Kept in memory: each instance enforces its own quota (docs/operating.md#postgresql-and-several-instances).
 import type { Clock } from '../shared/time.js';
 
 export interface RateLimitState {

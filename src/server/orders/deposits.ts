@@ -1,7 +1,7 @@
-// Crediting deposits and the order lifecycle (DESIGN §5). One path for chain transfers and the
-// sandbox helper: each transfer is credited exactly once (its identity: network + tx hash + order +
-// log index in its block, see alreadyCredited), receivedAmount is the exact integer sum, and every
-// credit or expiry writes its callback to the outbox in the same transaction.
+// Crediting deposits and the order lifecycle (docs/design.md#order-lifecycle). One path for chain
+// transfers and the sandbox helper: each transfer is credited exactly once (its identity: network + tx
+// hash + order + log index in its block, see alreadyCredited), receivedAmount is the exact integer sum,
+// and every credit or expiry writes its callback to the outbox in the same transaction.
 import type { Network } from '../addresses/derivation.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import type { Database, Sql } from '../db/database.js';

@@ -1,5 +1,5 @@
-/** Clock in milliseconds, like Date.now; injected so that tests control time. */
-export type Clock = () => number;
+// The one Clock type, declared in src/signing (shared with the client); re-exported for the server's files.
+export type { Clock } from '../../signing/clock.js';
 
 /** `YYYY-MM-DD HH:MM:SS` in UTC: the one date shape of the API. */
 export function platformDateTime(date: Date): string {

@@ -40,7 +40,7 @@ describe('serve --workers', () => {
     const database = await freshDatabase('postgres');
     await database.db.close();
     const dataDir = mkdtempSync(join(tmpdir(), 'partner-workers-'));
-    // The processes' modules logged: a platform on PostgreSQL loads no PGlite (README, The platform).
+    // The processes' modules logged: a platform on PostgreSQL loads no PGlite (docs/operating.md#help-errors-and-exit-codes).
     const modules = loadedModules(dataDir);
     const platform = await startPartnerApi({ DATA_DIR: dataDir, DATABASE_URL: database.url!, LOG_LEVEL: 'warn', RATE_LIMIT: '100000/60', ...modules.env }, ['--workers', '2']);
     try {

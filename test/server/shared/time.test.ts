@@ -18,8 +18,16 @@ describe('the API date shape', () => {
     expect(platformDateTime(parsePlatformDateTime(text))).toBe(text);
   });
 
-  it('differs from a bare Date parse off UTC, which is why it exists', () => {
+  it('reads UTC where a bare Date parse reads the local time, 3 h apart in Moscow', () => {
     process.env.TZ = 'Europe/Moscow';
-    expect(new Date('2026-11-25 17:00:00').getTime()).not.toBe(Date.UTC(2026, 10, 25, 17, 0, 0));
+    const text = '2026-11-25 17:00:00';
+    // The bare parse is the mistake this module exists to avoid: ours must be 3 h later than it.
+    expect(parsePlatformDateTime(text).getTime() - new Date(text).getTime()).toBe(3 * 3600_000);
+  });
+
+  it('writes the UTC day and hour, not the local ones, across local midnight', () => {
+    process.env.TZ = 'Europe/Moscow';
+    // 22:30 UTC is 01:30 the next day in Moscow: the shape must keep the UTC date.
+    expect(platformDateTime(new Date(Date.UTC(2026, 10, 25, 22, 30, 5)))).toBe('2026-11-25 22:30:05');
   });
 });

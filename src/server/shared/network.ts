@@ -1,0 +1,3 @@
+// The two networks, spelled as in the contract. Here rather than in addresses/ so that the settings
+// (config.ts) can name them without importing a capability folder.
+export type Network = 'Tron' | 'Ethereum';
