@@ -101,6 +101,8 @@ const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: 
   'public-url': ['https://flag.example/pay/', 'https://env.example', (c) => c.publicUrl, 'https://flag.example/pay', 'https://env.example'],
   'payment-page-rate-limit': ['10/60', '20/30', (c) => c.paymentPageRateLimit, { limit: 10, windowSeconds: 60 }, { limit: 20, windowSeconds: 30 }],
   'log-level': ['debug', 'error', (c) => c.logLevel, 'debug', 'error'],
+  'event-retention-days': ['45', '90', (c) => c.eventRetentionDays, 45, 90],
+  'redelivery-rate-limit': ['5/60', '20/3600', (c) => c.redeliveryRateLimit, { limit: 5, windowSeconds: 60 }, { limit: 20, windowSeconds: 3600 }],
 };
 
 /** What every case starts from: valid for live mode too, and with both networks scanned, so that each chain setting has a place in the Config. */
@@ -126,5 +128,21 @@ describe('every other setting', () => {
     expect(read(readConfig(env, { [name]: flagValue }))).toEqual(fromFlag);
     expect(read(readConfig({ ...env, [variable]: envValue }, {}))).toEqual(fromEnv);
     expect(read(readConfig({ ...env, [variable]: envValue }, { [name]: flagValue }))).toEqual(fromFlag);
+  });
+});
+
+describe('the reconciliation settings', () => {
+  it('keep events 30 days and allow 10 redeliveries a minute by default', () => {
+    const config = readConfig({}, {});
+    expect(config.eventRetentionDays).toBe(30);
+    expect(config.redeliveryRateLimit).toEqual({ limit: 10, windowSeconds: 60 });
+  });
+
+  it.each([
+    [{ EVENT_RETENTION_DAYS: '0' }, 'EVENT_RETENTION_DAYS must be a whole number from 1 to 3650, got "0"'],
+    [{ EVENT_RETENTION_DAYS: '7.5' }, 'EVENT_RETENTION_DAYS must be a whole number from 1 to 3650, got "7.5"'],
+    [{ REDELIVERY_RATE_LIMIT: 'ten' }, 'REDELIVERY_RATE_LIMIT must be "requests/seconds", e.g. 100/60, got "ten"'],
+  ])('refuses %o', (env, message) => {
+    expect(() => readConfig(env, {})).toThrow(new ConfigError(message));
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DepositOrder, EventPage, Problem } from '../../../src/client/index.js';
 import type { MerchantCredentials } from '../../../src/server/merchants/secrets.js';
 import { pruneEvents } from '../../../src/server/callbacks/feed.js';
+import { openPostgres } from '../../../src/server/db/database.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
@@ -241,6 +242,39 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
       expect((await get<EventPage>('/partner/v1/platforms/events?type=order.expired', merchant)).body.data).toEqual([]);
       expect((await get<Problem>('/partner/v1/platforms/events?type=order.paid', merchant)).status).toBe(422);
       expect((await get<Problem>(`/partner/v1/platforms/events?type=order.deposit&cursor=${page.body.nextCursor}`, merchant)).status).toBe(422);
+    });
+
+    it.runIf(kind === 'postgres')('never passes an event that commits late: it shows once every older transaction has ended', async () => {
+      const merchant = await t.createMerchant('late commit');
+      const [early, late] = [await create('late-1', merchant), await create('late-2', merchant)];
+      const start = (await get<EventPage>('/partner/v1/platforms/events', merchant)).body.nextCursor;
+      // Another instance's transaction writes an event first and commits last.
+      const { paymentUrl: _link, ...order } = (await t.client(merchant).GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: early.uuid } } })).data!;
+      const body = JSON.stringify({ ...order, event: 'order.expired', occurredAt: order.expiredAt, sequence: 1 });
+      const other = await openPostgres(t.databaseUrl!);
+      let commit!: () => void;
+      const committed = new Promise<void>((resolve) => (commit = resolve));
+      let written!: () => void;
+      const wrote = new Promise<void>((resolve) => (written = resolve));
+      const held = other.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO callback_outbox (webhook_id, merchant_id, order_uuid, event, url, body, next_attempt_at, sequence)
+           VALUES ('msg_heldheldheldheldheldheld', $1, $2, 'order.expired', 'https://merchant.example/cb', $3, now(), 1)`,
+          [merchant.merchantId, early.uuid, body],
+        );
+        written();
+        await committed;
+      });
+      await wrote;
+      await deposit(late.uuid, 2_000_000, merchant); // written after, committed before
+      const during = await get<EventPage>(`/partner/v1/platforms/events?cursor=${start}`, merchant);
+      expect(during.body.data).toEqual([]);
+      commit();
+      await held;
+      await other.close();
+      const after = await get<EventPage>(`/partner/v1/platforms/events?cursor=${during.body.nextCursor}`, merchant);
+      expect(after.body.data.map((e) => e.id)).toEqual(['msg_heldheldheldheldheldheld', expect.stringMatching(/^msg_/)]);
+      expect(after.body.data[1]!.orderUuid).toBe(late.uuid);
     });
 
     it('refuses a cursor older than what pruning removed (410), never skipping past', async () => {
