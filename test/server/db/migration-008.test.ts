@@ -3,7 +3,7 @@
 // and the next creates take them first, so the upgrade leaves no gap in the wallet's used indexes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
-import { migrate } from '../../../src/server/db/migrate.js';
+import { migrate, migrationFiles } from '../../../src/server/db/migrate.js';
 import { openPlatform } from '../../../src/server/platform.js';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
 import { orderRequest } from '../../fixtures/orders.js';
@@ -30,7 +30,7 @@ describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind
   });
 
   it('makes the unused reservations rows to derive, and the next creates use them first', async () => {
-    expect(await migrate(db)).toEqual([MIGRATION]);
+    expect(await migrate(db)).toEqual(migrationFiles().map((m) => m.version).filter((version) => version >= MIGRATION));
     expect(await db.query('SELECT network, address_index, wallet, address FROM address_pool ORDER BY address_index')).toEqual([
       { network: 'Tron', address_index: 5n, wallet: null, address: null },
       { network: 'Tron', address_index: 6n, wallet: null, address: null },
