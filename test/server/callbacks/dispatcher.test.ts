@@ -135,8 +135,8 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
   });
 
   async function attempts(webhookPath: string) {
-    return t.db.query<{ state: string; attempts: number; due_in_ms: number; status_code: number | null; error: string | null }>(
-      `SELECT o.state, o.attempts, extract(epoch FROM o.next_attempt_at - now())::float8 * 1000 AS due_in_ms, a.status_code, a.error FROM callback_outbox o
+    return t.db.query<{ state: string; attempts: number; due_in_ms: number; status_code: number | null; error: string | null; error_kind: string | null }>(
+      `SELECT o.state, o.attempts, extract(epoch FROM o.next_attempt_at - now())::float8 * 1000 AS due_in_ms, a.status_code, a.error, a.error_kind FROM callback_outbox o
          JOIN callback_attempts a ON a.outbox_id = o.id WHERE o.url LIKE $1 ORDER BY a.id`,
       [`%${webhookPath}`],
     );
@@ -148,7 +148,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     await drain();
     let rows = await attempts('/status/500/r500');
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ state: 'pending', attempts: 1, status_code: 500, error: 'answered 500' });
+    expect(rows[0]).toMatchObject({ state: 'pending', attempts: 1, status_code: 500, error: 'answered 500', error_kind: 'http_status' });
     const delay = rows[0]!.due_in_ms;
     expect(delay).toBeGreaterThanOrEqual(4000);
     expect(delay).toBeLessThanOrEqual(5500);
@@ -161,6 +161,19 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     rows = await attempts('/status/500/r500');
     expect(rows.map((r) => r.status_code)).toEqual([500, 500, 500]);
     expect(rows.at(-1)!.state).toBe('failed');
+  });
+
+  it('records why an attempt got no answer: nothing listening is connection_refused, a 2xx no error', async () => {
+    const closed = await startReceiver();
+    const closedUrl = closed.url;
+    await closed.close();
+    const { data } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('refused-1', { callbackUrl: `${closedUrl}/gone-away` }) });
+    await deposit(data!.uuid, 5);
+    const ok = await createOrder('kind-ok');
+    await deposit(ok.uuid, 5);
+    await drain();
+    expect(await attempts('/gone-away')).toMatchObject([{ state: 'pending', status_code: null, error_kind: 'connection_refused', error: expect.stringContaining('ECONNREFUSED') }]);
+    expect(await attempts('/ok/kind-ok')).toMatchObject([{ state: 'delivered', status_code: 200, error: null, error_kind: null }]);
   });
 
   it('stops at once when the receiver answers 410 Gone', async () => {
@@ -194,9 +207,9 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
       await drain();
       expect(Date.now() - started).toBeLessThan(2500);
       const [row] = await t.db.query<{ state: string; error: string; latency_ms: number }>(
-        "SELECT o.state, a.error, a.latency_ms FROM callback_outbox o JOIN callback_attempts a ON a.outbox_id = o.id WHERE o.url LIKE '%/slow'",
+        "SELECT o.state, a.error, a.error_kind, a.latency_ms FROM callback_outbox o JOIN callback_attempts a ON a.outbox_id = o.id WHERE o.url LIKE '%/slow'",
       );
-      expect(row).toMatchObject({ state: 'pending', error: 'no answer within 1 s' });
+      expect(row).toMatchObject({ state: 'pending', error: 'no answer within 1 s', error_kind: 'timeout' });
       expect(row!.latency_ms).toBeGreaterThanOrEqual(900);
     } finally {
       await slow.close();
@@ -398,9 +411,10 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     );
     const before = receiver.deliveries.length;
     await live.runOnce();
-    const [row] = await t.db.query<{ error: string }>("SELECT a.error FROM callback_attempts a JOIN callback_outbox o ON o.id = a.outbox_id WHERE o.url LIKE '%live-private'");
+    const [row] = await t.db.query<{ error: string; error_kind: string }>("SELECT a.error, a.error_kind FROM callback_attempts a JOIN callback_outbox o ON o.id = a.outbox_id WHERE o.url LIKE '%live-private'");
     // The machine's own name passes the URL check and resolves to a loopback or private address.
     expect(row!.error).toMatch(/resolves to \S+, which is not a public address/);
+    expect(row!.error_kind).toBe('destination_refused');
     expect(receiver.deliveries.length).toBe(before);
   });
 });
