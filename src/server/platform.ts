@@ -5,7 +5,7 @@ import { ConfigError, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
-import { buildApp, type App } from './http/app.js';
+import { buildApp, type App, type AppDeps } from './http/app.js';
 import { createMetrics } from './http/metrics.js';
 import { Merchants } from './merchants/merchants.js';
 import { Orders } from './orders/orders.js';
@@ -59,7 +59,7 @@ function tronContractHex(address: string): string {
 
 export interface OpenOptions {
   now?: Clock;
-  logger?: boolean;
+  logger?: AppDeps['logger'];
   /** An already open database (tests); otherwise opened from the config. */
   db?: Database;
   /** A server (serve): a new embedded database is created apart, so that the process keeps less memory. */

@@ -73,6 +73,8 @@ export interface TestPlatform {
   /** An unsigned (or hand-signed) request, its response checked against the contract. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   count(table: string): Promise<number>;
+  /** The platform's error-level log lines so far (JSON): a test of bad input expects none. */
+  errorLogs(): string[];
   close(): Promise<void>;
 }
 
@@ -82,7 +84,10 @@ export async function startTestPlatform(
 ): Promise<TestPlatform> {
   const config = testConfig(options.env);
   const { db, url: databaseUrl, drop } = await migratedDatabase(kind);
-  const platform = await openPlatform(config, { db, logger: false, ...(options.now ? { now: options.now } : {}) });
+  const errorLines: string[] = [];
+  // Errors only, kept for errorLogs(); nothing on the test's output.
+  const logger = { stream: { write: (line: string) => void errorLines.push(line) } };
+  const platform = await openPlatform({ ...config, logLevel: 'error' }, { db, logger, ...(options.now ? { now: options.now } : {}) });
   const address = await platform.app.fastify.listen({ host: '127.0.0.1', port: 0 });
   const merchant = await platform.merchants.create('test merchant');
   const clock = options.now ?? Date.now;
@@ -113,6 +118,7 @@ export async function startTestPlatform(
       return checked(method, path, response);
     },
     fetch: async (path, init = {}) => checked(init.method ?? 'GET', path, await fetch(address + path, init)),
+    errorLogs: () => [...errorLines],
     async count(table) {
       const [row] = await db.query<{ n: bigint }>(`SELECT count(*)::bigint AS n FROM ${table}`);
       return Number(row!.n);

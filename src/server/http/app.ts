@@ -39,8 +39,8 @@ export interface AppDeps {
   cursorKey: Buffer;
   now: Clock;
   metrics: Metrics;
-  /** false for tests and benchmarks; otherwise JSON logs at config.logLevel. */
-  logger?: boolean;
+  /** false for benchmarks; otherwise JSON logs at config.logLevel, on stdout or into `stream` (tests read them). */
+  logger?: boolean | { stream: { write(line: string): void } };
 }
 
 export interface App {
@@ -68,6 +68,7 @@ export function buildApp(deps: AppDeps): App {
         ? false
         : {
             level: deps.config.logLevel,
+            ...(typeof deps.logger === 'object' ? { stream: deps.logger.stream } : {}),
             // Requests are logged without headers or bodies: no keys, signatures or secrets in logs.
             serializers: {
               req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: withoutToken(req.url), ip: req.ip }),

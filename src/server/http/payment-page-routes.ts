@@ -56,26 +56,30 @@ export function paymentPageRoutes(app: FastifyInstance, deps: PaymentPageDeps) {
   app.get('/pay/page.css', asset('page.css', 'text/css; charset=utf-8'));
   app.get('/pay/page.js', asset('page.js', 'text/javascript; charset=utf-8'));
 
-  /** The order behind a link, or the reply already sent (429, 404). */
-  async function orderOf(request: PageRequest, reply: FastifyReply): Promise<PageOrder | FastifyReply> {
+  /** The order behind a link; undefined when the answer was sent instead (429, 404). */
+  async function orderOf(request: PageRequest, reply: FastifyReply): Promise<PageOrder | undefined> {
     const quota = deps.rateLimiter.take(`page:${request.ip}`);
     reply.headers(deps.rateLimiter.headers(quota));
-    if (!quota.allowed) return html(reply, 429, renderTooMany(language(request), quota.resetSeconds));
+    if (!quota.allowed) {
+      html(reply, 429, renderTooMany(language(request), quota.resetSeconds));
+      return undefined;
+    }
     const { uuid, token } = request.params;
     const order = deps.links.verify(uuid, token) ? await deps.readOrder(uuid) : undefined;
-    return order ?? html(reply, 404, renderNotFound(language(request)));
+    if (!order) html(reply, 404, renderNotFound(language(request)));
+    return order;
   }
 
   app.get('/pay/:uuid/:token', async (request: PageRequest, reply) => {
     const order = await orderOf(request, reply);
-    if (!('uuid' in order)) return order;
+    if (!order) return reply;
     return html(reply, 200, renderPage(order, language(request), deps.context, deps.now(), request.params.token));
   });
 
   // What page.js reads every second: the order's part of the page, rendered here as on the page.
   app.get('/pay/:uuid/:token/state', async (request: PageRequest, reply) => {
     const order = await orderOf(request, reply);
-    if (!('uuid' in order)) return order;
+    if (!order) return reply;
     const now = deps.now();
     return securityHeaders(reply).type('application/json; charset=utf-8').send({
       state: pageState(order, now),

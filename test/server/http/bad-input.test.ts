@@ -100,6 +100,14 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
     expect(await rowCounts(live)).toEqual(before);
   });
 
+  it('answers made-up payment links with 404 and logs nothing at error level', async () => {
+    for (const path of ['/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/made-up', '/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/made-up/state', '/pay/x/y']) {
+      // The payer's pages are HTML, not an operation of the contract: fetched as a browser would.
+      expect((await fetch(sandbox.baseUrl + path)).status, path).toBe(404);
+    }
+    expect(sandbox.errorLogs()).toEqual([]);
+  });
+
   it('accepts a plain http callback URL in sandbox mode only', async () => {
     const body = JSON.stringify({ ...valid, externalId: 'sandbox-http', callbackUrl: 'http://merchant.example/cb' });
     expect((await sandbox.signed('POST', ORDERS, { body, headers: JSON_TYPE })).status).toBe(201);
@@ -112,6 +120,11 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
       ORDERS,
       '/partner/v2/platforms/orders/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b',
       '/partner/v1/platforms/withdrawals/5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d',
+      '/partner/v1/platforms/withdrawals?status=DONE&limit=5',
+      '/partner/v1/platforms/orders?limit=100&cursor=abc.def',
+      '/partner/v1/platforms/events?type=order.deposit',
+      '/partner/v1/platforms/events/msg_p5jXN8AQM9LWM0D4loKWxJek/deliveries',
+      '/partner/v1/platforms/events/msg_p5jXN8AQM9LWM0D4loKWxJek/redeliver',
     ];
     const junkValue = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 3 }), fc.object({ maxDepth: 1 }));
     const body = fc.oneof(
@@ -154,6 +167,10 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
       }),
       { numRuns: 250 },
     );
+  });
+
+  it('logged no line at error level for any of it (bad input is the caller\'s, never the platform\'s error)', () => {
+    expect([...sandbox.errorLogs(), ...live.errorLogs()]).toEqual([]);
   });
 });
 
@@ -231,5 +248,9 @@ describe("the HTTP layer's refusals", () => {
     expect(Date.now() - started).toBeLessThan(5000); // 1 s timeout, checked every second
     expect(contractViolations('POST', '/partner/v1/platforms/orders', 408, response.contentType!, response.body)).toEqual([]);
     expect(await rowCounts(t)).toEqual(before);
+  });
+
+  it('logged no line at error level for any of it', () => {
+    expect(t.errorLogs()).toEqual([]);
   });
 });
