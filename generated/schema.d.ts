@@ -484,6 +484,7 @@ export interface components {
          *     | `invalid_signature` | 401 | the signature does not match the request |
          *     | `timestamp_out_of_window` | 401 | `X-Timestamp` is more than 300 s from the server's clock (`serverTime` says it) |
          *     | `not_found` | 404 | no such order, withdrawal or event for this merchant |
+         *     | `method_not_allowed` | 405 | the path exists, but not with this method (`Allow` lists its methods) |
          *     | `request_timeout` | 408 | the request did not arrive in full within the server's request timeout (30 s by default) |
          *     | `external_id_conflict` | 409 | the `externalId` was used before with different fields |
          *     | `invalid_status_transition` | 409 | (sandbox) the withdrawal's status is final |
@@ -502,7 +503,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "bad_request" | "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "request_timeout" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "idempotency_key_reused" | "delivery_in_flight" | "cursor_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "too_many_open_orders" | "headers_too_large" | "internal_error";
+        ProblemCode: "bad_request" | "malformed_json" | "missing_credentials" | "unknown_api_key" | "invalid_signature" | "timestamp_out_of_window" | "not_found" | "method_not_allowed" | "request_timeout" | "external_id_conflict" | "invalid_status_transition" | "order_not_watched" | "idempotency_key_reused" | "delivery_in_flight" | "cursor_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "too_many_open_orders" | "headers_too_large" | "internal_error";
         /** @description One invalid field or parameter of a request. */
         FieldError: {
             /**

@@ -1,5 +1,5 @@
 // The HTTP application: every concern registered here, in the order a request meets them.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { callbackPolicy } from '../callbacks/destinations.js';
 import type { Config } from '../config.js';
 import { createContractAjv } from './contract-ajv.js';
@@ -47,6 +47,37 @@ export interface App {
   fastify: FastifyInstance;
 }
 
+/** Every route's URL pattern as a regular expression, with its methods (HEAD with GET, as Fastify serves it). */
+type RouteTable = Map<string, { pattern: RegExp; methods: Set<string> }>;
+
+function routeTable(fastify: FastifyInstance): RouteTable {
+  const table: RouteTable = new Map();
+  fastify.addHook('onRoute', (route) => {
+    const entry = table.get(route.url) ?? { pattern: urlPattern(route.url), methods: new Set<string>() };
+    for (const method of [route.method].flat()) entry.methods.add(method);
+    table.set(route.url, entry);
+  });
+  return table;
+}
+
+/** `/partner/v2/platforms/orders/:uuid` → one path segment for the parameter; `*` → the rest. */
+function urlPattern(url: string): RegExp {
+  const escaped = url.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped.replace(/:[A-Za-z0-9_]+/g, '[^/]+').replace(/\*/g, '.*')}$`);
+}
+
+/**
+ * What a request no route took gets: 405 with `Allow` when its path exists with other methods (RFC 9110),
+ * else 404.
+ */
+function unrouted(routes: RouteTable, method: string, url: string): ProblemError {
+  const path = url.split('?')[0]!;
+  const allowed = new Set([...routes.values()].filter((route) => route.pattern.test(path)).flatMap((route) => [...route.methods]));
+  if (allowed.size === 0) return new ProblemError(404, 'not_found', 'No such resource.');
+  const allow = [...allowed].sort().join(', ');
+  return new ProblemError(405, 'method_not_allowed', `${method} is not a method of ${path}; it has ${allow}.`, {}, { Allow: allow });
+}
+
 export function buildApp(deps: AppDeps): App {
   const fastify = Fastify({
     bodyLimit: BODY_LIMIT,
@@ -78,8 +109,14 @@ export function buildApp(deps: AppDeps): App {
   const ajv = createContractAjv();
   const queryAjv = createContractAjv({ forQuery: true });
   fastify.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' ? queryAjv : ajv).compile(schema));
-  fastify.setErrorHandler(errorHandler);
-  fastify.setNotFoundHandler((_request, reply) => sendProblem(reply, new ProblemError(404, 'not_found', 'No such resource.')));
+  const routes = routeTable(fastify);
+  fastify.setErrorHandler(function (error: FastifyError, request, reply) {
+    // Fastify wants a Content-Type of a QUERY (or other body method) before it runs the not-found handler;
+    // no route takes such a method, so the answer is the path's 405 or 404, not a body error.
+    if (error.code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') return sendProblem(reply, unrouted(routes, request.method, request.url));
+    return errorHandler.call(this, error, request, reply);
+  });
+  fastify.setNotFoundHandler((request, reply) => sendProblem(reply, unrouted(routes, request.method, request.url)));
 
   // Bodies are kept as raw bytes: the signature is over them, and JSON is parsed only after it checks.
   fastify.removeAllContentTypeParsers();

@@ -11,6 +11,17 @@ import { staticAsset } from './static-asset.js';
 
 export const DOCS_PATH = new URL('../../../dist/docs/index.html', import.meta.url);
 
+/**
+ * The docs page's policy as its own meta tag states it (openapi/docs-template.hbs: Redoc inlined, nothing
+ * fetched), and what only a header can say: no other site may frame it.
+ */
+const DOCS_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+};
+
 export function operationsRoutes(app: FastifyInstance, deps: { db: Database; metrics: Metrics }) {
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.requests.observe(
@@ -43,7 +54,7 @@ export function operationsRoutes(app: FastifyInstance, deps: { db: Database; met
     staticAsset('text/html; charset=utf-8', () => {
       if (!existsSync(DOCS_PATH)) throw new ProblemError(404, 'not_found', 'The docs are not built: run npm run docs.');
       return readFileSync(DOCS_PATH);
-    }),
+    }, DOCS_HEADERS),
   );
   // Deep links: Redoc routes in the URL's fragment (/docs#/section/errors), which a server never sees;
   // a path under /docs (/docs/section/errors, /docs/tag/Withdrawals) is sent to that route.

@@ -52,7 +52,8 @@ function html(reply: FastifyReply, status: number, body: string): FastifyReply {
 }
 
 export function paymentPageRoutes(app: FastifyInstance, deps: PaymentPageDeps) {
-  const asset = (name: string, type: string) => staticAsset(type, () => readFileSync(new URL(name, ASSETS)));
+  const asset = (name: string, type: string) =>
+    staticAsset(type, () => readFileSync(new URL(name, ASSETS)), { 'Content-Security-Policy': PAYMENT_PAGE_CSP, 'X-Frame-Options': 'DENY' });
   app.get('/pay/page.css', asset('page.css', 'text/css; charset=utf-8'));
   app.get('/pay/page.js', asset('page.js', 'text/javascript; charset=utf-8'));
 

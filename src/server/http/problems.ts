@@ -19,6 +19,7 @@ const TITLES: Record<ProblemCode, string> = {
   idempotency_key_reused: 'Idempotency key reused',
   delivery_in_flight: 'Delivery in flight',
   cursor_expired: 'Cursor expired',
+  method_not_allowed: 'Method not allowed',
   payload_too_large: 'Payload too large',
   uri_too_long: 'URI too long',
   unsupported_media_type: 'Unsupported media type',
@@ -38,6 +39,8 @@ export class ProblemError extends Error {
     readonly code: ProblemCode,
     readonly detail: string,
     readonly extra: Pick<Problem, 'errors' | 'serverTime'> = {},
+    /** Header fields that come with the problem (`Allow` with a 405). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(detail);
   }
@@ -48,7 +51,7 @@ export class ProblemError extends Error {
 }
 
 export function sendProblem(reply: FastifyReply, problem: ProblemError): FastifyReply {
-  return reply.code(problem.status).type('application/problem+json').send(problem.toProblem());
+  return reply.code(problem.status).headers(problem.headers).type('application/problem+json').send(problem.toProblem());
 }
 
 interface AjvError {

@@ -35,12 +35,16 @@ function preferredEncoding(acceptEncoding: string): 'br' | 'gzip' | 'identity' {
   return 'identity';
 }
 
-/** A handler for one file: `load` runs on the first request (and again while it throws, e.g. not built). */
-export function staticAsset(contentType: string, load: () => Buffer) {
+/**
+ * A handler for one file: `load` runs on the first request (and again while it throws, e.g. not built).
+ * Every answer says nosniff; `headers` adds the file's own (a page's Content-Security-Policy).
+ */
+export function staticAsset(contentType: string, load: () => Buffer, headers: Record<string, string> = {}) {
   let encoded: Promise<Encoded> | undefined;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     encoded ??= encode(load());
     const asset = await encoded;
+    reply.headers({ 'X-Content-Type-Options': 'nosniff', ...headers });
     reply.header('ETag', asset.etag).header('Vary', 'Accept-Encoding').header('Cache-Control', 'no-cache');
     if (request.headers['if-none-match']?.split(',').some((tag) => tag.trim() === asset.etag)) return reply.code(304).send();
     const encoding = preferredEncoding(String(request.headers['accept-encoding'] ?? ''));

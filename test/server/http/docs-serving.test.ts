@@ -25,6 +25,15 @@ afterAll(async () => {
 const get = (path: string, headers: Record<string, string> = {}) => fetch(platform.baseUrl + path, { headers, redirect: 'manual' });
 
 describe('the docs as the platform serves them', () => {
+  it("states the page's own Content-Security-Policy as a header too, with no framing and no sniffing", async () => {
+    const response = await get('/docs');
+    const meta = /http-equiv="Content-Security-Policy"\s+content="([^"]+)"/.exec(docsFile.toString('utf8'))![1]!;
+    expect(response.headers.get('content-security-policy')).toBe(`${meta}; frame-ancestors 'none'`);
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect((await get('/openapi.json')).headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
   it('answers with an ETag, and 304 when the client has it', async () => {
     const first = await get('/docs', { 'accept-encoding': 'identity' });
     expect(first.status).toBe(200);
