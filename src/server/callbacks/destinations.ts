@@ -92,6 +92,9 @@ export function callbackPolicy(mode: Mode, allowPrivate: boolean): CallbackPolic
   return { requireHttps: mode === 'live' && !allowPrivate, allowPrivate };
 }
 
+/** The refusal of a private, loopback or reserved host (callbackUrlProblem). */
+export const PRIVATE_DESTINATION = 'must not name a private, loopback, link-local or reserved address';
+
 /** Why a callback URL is refused under this policy, or undefined when it is acceptable. */
 export function callbackUrlProblem(text: string, policy: CallbackPolicy): string | undefined {
   let url: URL;
@@ -105,7 +108,7 @@ export function callbackUrlProblem(text: string, policy: CallbackPolicy): string
   if (policy.requireHttps && url.protocol !== 'https:') return 'must be an https URL in live mode';
   if (policy.allowPrivate) return undefined;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isLocalhostName(host) || isNonPublicAddress(host)) return 'must not name a private, loopback, link-local or reserved address';
+  if (isLocalhostName(host) || isNonPublicAddress(host)) return PRIVATE_DESTINATION;
   return undefined;
 }
 
@@ -136,9 +139,20 @@ export class NonPublicDestinationError extends Error {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * A `lookup` for http.request that refuses a name resolving to any non-public address. Node skips
- * lookup for IP literals: those are checked by callbackUrlProblem before the request is made.
+ * The `lookup` of a callback's request under the policy: a special-use name is never looked up (with
+ * private destinations allowed, `localhost` still is: it names this machine, from /etc/hosts); a name
+ * is resolved by DNS; unless private destinations are allowed, one that resolves to any non-public
+ * address is refused. Node skips lookup for IP literals: callbackUrlProblem checks those.
  */
+export function callbackLookup(policy: CallbackPolicy) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    const resolvable = isLocalhostName(hostname) || !isSpecialUseName(hostname);
+    if (policy.allowPrivate && resolvable) return void dnsLookup(hostname, options, callback as never);
+    publicOnlyLookup(hostname, options, callback);
+  };
+}
+
+/** A `lookup` that refuses a special-use name without a query, and a name resolving to any non-public address. */
 export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
   if (isSpecialUseName(hostname)) return callback(new SpecialUseNameError(hostname), []);
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {

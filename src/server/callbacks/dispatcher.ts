@@ -8,7 +8,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Config } from '../config.js';
-import { callbackPolicy, callbackUrlProblem, publicOnlyLookup, type CallbackPolicy } from './destinations.js';
+import { callbackLookup, callbackPolicy, callbackUrlProblem, type CallbackPolicy } from './destinations.js';
 import type { Database } from '../db/database.js';
 import type { Mode, SecretKeeper } from '../merchants/secrets.js';
 import { createCallbackSigner } from '../../signing/index.js';
@@ -68,11 +68,13 @@ export class CallbackDispatcher {
   private stopped = true;
   private readonly concurrency: number;
   private readonly policy: CallbackPolicy;
+  private readonly lookup: ReturnType<typeof callbackLookup>;
   private readonly fairness: DeliveryFairness;
 
   constructor(private readonly options: DispatcherOptions) {
     this.concurrency = options.concurrency ?? 16;
     this.policy = callbackPolicy(options.mode, options.config.allowPrivate);
+    this.lookup = callbackLookup(this.policy);
     this.fairness = new DeliveryFairness({ ...fairnessFor(this.concurrency), ...options.fairness });
   }
 
@@ -149,7 +151,7 @@ export class CallbackDispatcher {
     const started = performance.now();
     const url = new URL(row.url);
     // Checked again at every delivery: the policy may have changed since the order was created, and
-    // names are judged by what they resolve to now (publicOnlyLookup), IP literals here.
+    // names are judged by what they resolve to now (callbackLookup), IP literals here.
     const refused = callbackUrlProblem(row.url, this.policy);
     if (refused) return { statusCode: undefined, latencyMs: 0, error: `callback URL ${refused}`, errorKind: deliveryErrorKind(new DestinationRefusedError(refused)) };
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -160,7 +162,7 @@ export class CallbackDispatcher {
         url,
         {
           method: 'POST',
-          ...(this.policy.allowPrivate ? {} : { lookup: publicOnlyLookup }),
+          lookup: this.lookup,
           timeout: this.options.config.timeoutSeconds * 1000,
           headers: {
             'Content-Type': 'application/json',

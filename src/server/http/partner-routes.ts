@@ -5,7 +5,7 @@ import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
-import { callbackUrlProblem, type CallbackPolicy } from '../callbacks/destinations.js';
+import { callbackUrlProblem, PRIVATE_DESTINATION, type CallbackPolicy } from '../callbacks/destinations.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
 import type { Metrics } from './metrics.js';
@@ -32,7 +32,9 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
       const errors = checks.flatMap(([field, policy]) => {
         const url = request.body[field];
         const problem = url === undefined ? undefined : callbackUrlProblem(url, policy);
-        return problem ? [{ pointer: `/${field}`, detail: problem }] : [];
+        // The way out, where there is one: the operator's setting for a receiver on the platform's machine.
+        const detail = field === 'callbackUrl' && problem === PRIVATE_DESTINATION ? `${problem}; for a receiver on the platform's own machine in tests, its operator sets ALLOW_PRIVATE_CALLBACKS=true` : problem;
+        return detail ? [{ pointer: `/${field}`, detail }] : [];
       });
       if (errors.length > 0) throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors });
       const result = await deps.orders.create(request.merchant!.id, request.body);

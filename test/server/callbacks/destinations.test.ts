@@ -1,7 +1,7 @@
 // One classification of callback destinations (issue 9, item 11): the same function judges a
 // callbackUrl when an order is created and every address a delivery would connect to.
 import { describe, expect, it } from 'vitest';
-import { callbackPolicy, callbackUrlProblem, isNonPublicAddress, publicOnlyLookup } from '../../../src/server/callbacks/destinations.js';
+import { callbackLookup, callbackPolicy, callbackUrlProblem, isNonPublicAddress, publicOnlyLookup } from '../../../src/server/callbacks/destinations.js';
 
 describe('non-public addresses', () => {
   it.each([
@@ -80,3 +80,23 @@ describe('the delivery lookup', () => {
     expect(answered).toBe('none yet');
   });
 });
+
+describe('the delivery lookup with private destinations allowed (ALLOW_PRIVATE_CALLBACKS)', () => {
+  const lookup = callbackLookup(callbackPolicy('sandbox', true));
+
+  it('still fails a special-use name without asking any resolver: the setting opens private addresses, not names that never resolve', () => {
+    for (const host of ['merchant.example', 'shop.test', 'x.invalid', 'printer.local', 'db.internal']) {
+      let answered: Error | null | undefined;
+      lookup(host, { all: true }, (error) => (answered = error));
+      expect(answered?.message, host).toMatch(/special-use name, never on the public internet: not looked up/);
+    }
+  });
+
+  it('resolves localhost and loopback addresses, and lets them through', async () => {
+    for (const host of ['localhost', '127.0.0.1']) {
+      const { error } = await new Promise<{ error: Error | null }>((done) => lookup(host, { all: true }, (e) => done({ error: e })));
+      expect(error, host).toBeNull();
+    }
+  });
+});
+
