@@ -34,11 +34,18 @@ function indexesLine(network: NetworkIndexes): string {
   return `${network.network}: ${network.usedIndexes} used indexes, highest ${network.highestIndex}, ${gap}`;
 }
 
-export async function addressesExport(platform: Platform, flags: Flags): Promise<{ json: string; csv: string; summary: string }> {
+export type ExportFilters = ReturnType<typeof exportFilters>;
+
+/** The export's flags, checked before any database is opened: a wrong one is refused at once. */
+export function exportFilters(flags: Flags) {
   const network = flags.network === undefined ? undefined : networkFlag(flags, 'network');
   const from = dateFlag(flags, 'from');
   const to = dateFlag(flags, 'to');
   if (from && to && from >= to) throw new UsageError('--from must be before --to');
+  return { network, from, to };
+}
+
+export async function addressesExport(platform: Platform, { network, from, to }: ExportFilters): Promise<{ json: string; csv: string; summary: string }> {
   const xpubs = { Tron: platform.config.networks.Tron.xpub, Ethereum: platform.config.networks.Ethereum.xpub };
   const addresses = await issuedAddresses(platform.db, xpubs, { network, from, to });
   const networks = await networkIndexes(platform.db, network);

@@ -2,7 +2,7 @@
 // what it runs. Adding a command or a flag is an edit here; parsing, help and errors are in ../cli.ts.
 import { isAddress } from '../addresses/derivation.js';
 import { CALLBACK_STATES, CallbackInFlightError, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/history.js';
-import { addressesExport } from './address-export.js';
+import { addressesExport, exportFilters } from './address-export.js';
 import { chainResumeCommand, depositsRescanCommand } from './chain-commands.js';
 import type { Config } from '../config.js';
 import { isUuid } from '../shared/uuid.js';
@@ -220,7 +220,8 @@ export const COMMANDS: Command[] = [
     },
     example: 'partner-api addresses export --network Tron --from 2026-11-01 > tron-addresses.csv',
     async run(flags, config, io) {
-      const exported = await withPlatform(config, (p) => addressesExport(p, flags));
+      const filters = exportFilters(flags);
+      const exported = await withPlatform(config, (p) => addressesExport(p, filters));
       if (flags.json) io.stdout.write(exported.json + '\n');
       else {
         io.stdout.write(exported.csv);

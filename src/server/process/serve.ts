@@ -2,6 +2,7 @@
 // background jobs, and stops gracefully on SIGTERM/SIGINT. With --workers N it hands over to the
 // cluster's primary (./cluster.ts), and each worker runs this.
 import cluster from 'node:cluster';
+import { createServer } from 'node:net';
 import { ConfigError, type Config } from '../config.js';
 import { openPlatform } from '../platform.js';
 import { printBanner, sandboxCredentials } from './banner.js';
@@ -14,6 +15,9 @@ export async function serve(config: Config, workers = 1): Promise<void> {
   if (workers > 1 && !config.databaseUrl) {
     throw new ConfigError("--workers needs DATABASE_URL: the embedded database (PGlite) is one process's, so it serves with one worker");
   }
+  // Before anything is made or opened (a data directory, a database, a pool of addresses): a taken
+  // port or a foreign host is refused at once. A cluster's workers share the primary's checked port.
+  if (cluster.isPrimary) await probeListen(config);
   if (workers > 1 && cluster.isPrimary) return superviseWorkers(config, workers);
   const platform = await openPlatform(config, { longLived: true });
   let address: string;
@@ -51,6 +55,16 @@ export async function serve(config: Config, workers = 1): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** Listens on the configured address and closes again: the operating system's refusal, if any, as listenRefusal. */
+async function probeListen(config: Config): Promise<void> {
+  if (config.port === 0) return; // any free port: nothing to refuse
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (error) => reject(listenRefusal(error, config)));
+    probe.listen({ host: config.host, port: config.port, exclusive: true }, () => probe.close(() => resolve()));
+  });
 }
 
 /** The operating system's refusal to listen, as one line naming the setting, its value and the cause. */

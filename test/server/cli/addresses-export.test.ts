@@ -1,10 +1,12 @@
 // `partner-api addresses export` (issue 24, item 5): every issued deposit address with its derivation
 // path, merchant, order and credited total; each network's highest used index and largest gap. The
 // totals are the exact sums of the credited deposits, on PGlite and on PostgreSQL.
-import { rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
-import { addressesExport } from '../../../src/server/cli/address-export.js';
+import { addressesExport, exportFilters } from '../../../src/server/cli/address-export.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { runCommand } from '../../support/cli.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
@@ -59,7 +61,7 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
   });
   afterAll(() => t?.close());
 
-  const exported = async (flags: Record<string, string | boolean> = {}) => JSON.parse((await addressesExport(t.platform, flags)).json) as Exported;
+  const exported = async (flags: Record<string, string | boolean> = {}) => JSON.parse((await addressesExport(t.platform, exportFilters(flags))).json) as Exported;
 
   it('lists every issued address with its path and what was credited to it, the totals those of the deposits', async () => {
     const { addresses } = await exported();
@@ -90,8 +92,16 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
     expect((await exported({ from: '2999-01-01' })).addresses).toEqual([]);
     expect((await exported({ to: '2000-01-01' })).addresses).toEqual([]);
     expect((await exported({ from: '2000-01-01', to: '2999-01-01T00:00:00Z' })).addresses).toHaveLength(5);
-    await expect(addressesExport(t.platform, { from: 'yesterday' })).rejects.toThrow(/--from must be a date/);
-    await expect(addressesExport(t.platform, { network: 'Bitcoin' })).rejects.toThrow(/--network must be Tron or Ethereum/);
+    expect(() => exportFilters({ from: 'yesterday' })).toThrow(/--from must be a date/);
+    expect(() => exportFilters({ network: 'Bitcoin' })).toThrow(/--network must be Tron or Ethereum/);
+  });
+
+  it('refuses a wrong flag before it opens or makes any database', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'partner-export-')), 'data');
+    const outcome = await runCommand(['addresses', 'export', '--network', 'Bitcoin', '--data-dir', dataDir]);
+    expect(outcome.code).toBe(64);
+    expect(outcome.stderr).toMatch(/--network must be Tron or Ethereum/);
+    expect(existsSync(dataDir)).toBe(false);
   });
 
   it('gives each network its highest used index and its largest gap between used indexes', async () => {
@@ -113,7 +123,7 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
   });
 
   it('writes CSV: a header, a row per address, quoted where needed, the same totals', async () => {
-    const { csv, summary } = await addressesExport(t.platform, {});
+    const { csv, summary } = await addressesExport(t.platform, exportFilters({}));
     const [header, ...rows] = parseCsv(csv);
     expect(header).toEqual(['network', 'index', 'derivation_path', 'address', 'merchant_id', 'merchant', 'order', 'external_id', 'issued_at', 'credited_units', 'last_credit_at']);
     expect(rows).toHaveLength(5);

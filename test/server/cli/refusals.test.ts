@@ -5,25 +5,17 @@
 // root, without the capabilities that let root pass them (setpriv drops them): still uid 0, so the
 // command reads the project and the Node binary wherever they are, which another user may not.
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copiedDataDirectory } from '../../support/database-templates.js';
 import { partnerApiCommand } from '../../support/partner-api.js';
 
 /** What lets root bind a port below 1024 and write where its permission bits say no. */
 const ROOT_POWERS = '-net_bind_service,-dac_override,-dac_read_search,-fowner';
 const isRoot = process.getuid?.() === 0;
 const dirs: string[] = [];
-
-/** A copy of the run's template data directory: its database created and migrated. */
-function copiedDataDir(): string {
-  const dir = copiedDataDirectory('partner-refusals-');
-  dirs.push(dir);
-  return dir;
-}
 
 function tempDir(mode = 0o700): string {
   const dir = mkdtempSync(join(tmpdir(), 'partner-refusals-'));
@@ -70,16 +62,19 @@ describe('serve refuses what the operating system refuses, in one line', () => {
   });
   afterAll(() => new Promise<void>((resolve) => taken.close(() => resolve())));
 
-  // The port refusals come after serve has opened its database: a data directory that holds one spares
-  // them creating it (the data directory's own refusals are below; a new one starts cli.test.ts's serve).
-  it('a port in use (EADDRINUSE): 69', { timeout: 120_000 }, async () => {
-    const outcome = await partnerApi(['serve', '--port', String(port), '--data-dir', copiedDataDir()]);
+  // The port is tried before anything is made or opened: a refused start leaves no data directory behind.
+  it('a port in use (EADDRINUSE): 69, before the data directory is made', { timeout: 120_000 }, async () => {
+    const dataDir = join(tempDir(), 'data');
+    const outcome = await partnerApi(['serve', '--port', String(port), '--data-dir', dataDir]);
     expectOneLine(outcome, 69, new RegExp(`^partner-api: PORT ${port} is in use on 127\\.0\\.0\\.1 by another process \\(EADDRINUSE\\)`));
+    expect(existsSync(dataDir)).toBe(false);
   });
 
-  it('a port below 1024 for a user without the privilege (EACCES): 78', { timeout: 120_000 }, async () => {
-    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', copiedDataDir()], { unprivileged: true });
+  it('a port below 1024 for a user without the privilege (EACCES): 78, before the data directory is made', { timeout: 120_000 }, async () => {
+    const dataDir = join(tempDir(0o777), 'data');
+    const outcome = await partnerApi(['serve', '--port', '80', '--data-dir', dataDir], { unprivileged: true });
     expectOneLine(outcome, 78, /^partner-api: bad configuration: PORT 80: this user may not listen on 127\.0\.0\.1:80 \(EACCES\)/);
+    expect(existsSync(dataDir)).toBe(false);
   });
 
   it('a data directory the user may not create (EACCES): 73', async () => {
