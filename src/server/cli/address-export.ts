@@ -8,14 +8,19 @@ import { dateFlag, networkFlag, type Flags } from './flags.js';
 
 const COLUMNS = ['network', 'index', 'derivation_path', 'address', 'merchant_id', 'merchant', 'order', 'external_id', 'issued_at', 'credited_units', 'last_credit_at'];
 
+/** A formula's first character, after any white space (a no-break space too), in ASCII or full width. */
+const FORMULA_START = /^[\s\u00a0\u3000]*[=+\-@\uff1d\uff0b\uff0d\uff20]|^[\t\r]/u;
+
 /**
- * RFC 4180: a field with a comma, a quote or a line break is quoted, its quotes doubled. A field a
- * spreadsheet would run as a formula (merchants choose their names and external ids: `=HYPERLINK(…)`)
- * starts with an apostrophe instead, OWASP's advice for CSV injection.
+ * RFC 4180, for whatever separator the reader's locale uses: a field with a comma, a semicolon, a tab, a
+ * quote or a line break is quoted, its quotes doubled, so that no part of it becomes a cell of its own
+ * (`x;=1+1;y` in a `;` spreadsheet). A field a spreadsheet would run as a formula (merchants choose their
+ * names and external ids: `=HYPERLINK(…)`, ` =1+1`, `＝1+1`) starts with an apostrophe instead, OWASP's
+ * advice for CSV injection.
  */
-function csvField(value: string): string {
-  const inert = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert;
+export function csvField(value: string): string {
+  const inert = FORMULA_START.test(value) ? `'${value}` : value;
+  return /[",;\t\r\n]/.test(inert) ? `"${inert.replaceAll('"', '""')}"` : inert;
 }
 
 function csvRow(address: IssuedAddress): string {

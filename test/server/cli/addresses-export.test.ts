@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
-import { addressesExport, exportFilters } from '../../../src/server/cli/address-export.js';
+import { addressesExport, csvField, exportFilters } from '../../../src/server/cli/address-export.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { runCommand } from '../../support/cli.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
@@ -131,6 +131,23 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
     const [deposits] = await t.db.query<{ total: bigint }>('SELECT sum(amount)::bigint AS total FROM deposits');
     expect(rows.reduce((sum, r) => sum + BigInt(r[9]!), 0n)).toBe(deposits!.total);
     expect(summary).toMatch(/^Ethereum: 2 used indexes, highest \d+, no gap\nTron: 3 used indexes, highest \d+, largest gap \d+ \(between \d+ and \d+\)$/);
+  });
+});
+
+describe('a CSV field', () => {
+  it.each([
+    ['=HYPERLINK("x")', `"'=HYPERLINK(""x"")"`],
+    ['x;=1+1;y', '"x;=1+1;y"'], // one cell, whatever the separator
+    ['a\t=1+1', '"a\t=1+1"'],
+    [' =1+1', "' =1+1"],
+    ['\u00a0=1+1', "'\u00a0=1+1"],
+    ['\uff1d1+1', "'\uff1d1+1"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['+1', "'+1"],
+    ['shop, the', '"shop, the"'],
+    ['TJRabPrwbZy45sbavfcjinPJC18kjpRTv1', 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv1'],
+  ])('%j is written %j', (value, written) => {
+    expect(csvField(value)).toBe(written);
   });
 });
 
