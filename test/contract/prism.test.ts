@@ -1,4 +1,5 @@
 // The typed client against the contract served by the real Prism mock (npm run mock).
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPartnerClient, type PartnerClient } from '../../src/client/index.js';
 import { orderRequest } from '../fixtures/orders.js';
@@ -7,6 +8,14 @@ import { freePort, startProcess, type Started } from '../support/processes.js';
 const ORDER_UUID = '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b';
 const WITHDRAWAL_UUID = '5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d';
 const createBody = orderRequest('ord-1001');
+const contract = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'));
+
+/** The value of a named example of an operation's response, as the contract declares it. */
+function exampleValue(path: string, method: string, status: string, name: string): unknown {
+  const example = contract.paths[path][method].responses[status].content['application/json'].examples[name];
+  expect(example, `${method} ${path} ${status} has no example ${name}`).toBeDefined();
+  return example.$ref ? contract.components.examples[example.$ref.split('/').pop()].value : example.value;
+}
 
 let prism: Started;
 let baseUrl: string;
@@ -100,5 +109,48 @@ describe('the typed client against Prism', () => {
       expect(response.headers.get('content-type')).toBe('application/problem+json');
       expect(error?.code).toBe('validation_failed');
     }
+  });
+
+  describe('serves the named examples of the reconciliation operations', () => {
+    const lists = [
+      ['/partner/v1/platforms/orders', (Prefer: string) => client.GET('/partner/v1/platforms/orders', { headers: { Prefer } })],
+      ['/partner/v1/platforms/withdrawals', (Prefer: string) => client.GET('/partner/v1/platforms/withdrawals', { headers: { Prefer } })],
+      ['/partner/v1/platforms/events', (Prefer: string) => client.GET('/partner/v1/platforms/events', { headers: { Prefer } })],
+    ] as const;
+
+    it.each(lists.map(([path]) => path))('%s: first_page, last_page and empty', async (path) => {
+      const call = lists.find(([p]) => p === path)![1];
+      for (const name of ['first_page', 'last_page', 'empty']) {
+        const { data, response } = await call(`example=${name}`);
+        expectNoViolations(response);
+        expect(response.status).toBe(200);
+        expect(data, name).toEqual(exampleValue(path, 'get', '200', name));
+      }
+      // The feed's pages carry a cursor even when empty; the lists' last page has none.
+      const last = exampleValue(path, 'get', '200', 'last_page') as { hasMore: boolean; nextCursor?: string };
+      expect(last.hasMore).toBe(false);
+      expect(last.nextCursor === undefined).toBe(path !== '/partner/v1/platforms/events');
+    });
+
+    it("an event's deliveries: failing and delivered", async () => {
+      const path = '/partner/v1/platforms/events/{eventId}/deliveries';
+      for (const name of ['failing', 'delivered']) {
+        const expected = exampleValue(path, 'get', '200', name) as { eventId: string };
+        const { data, response } = await client.GET(path, { params: { path: { eventId: expected.eventId } }, headers: { Prefer: `example=${name}` } });
+        expectNoViolations(response);
+        expect(response.status).toBe(200);
+        expect(data).toEqual(expected);
+      }
+    });
+
+    it('a redelivery: 202 due', async () => {
+      const path = '/partner/v1/platforms/events/{eventId}/redeliver';
+      const expected = exampleValue(path, 'post', '202', 'due') as { eventId: string; delivery: { state: string } };
+      expect(expected.delivery.state).toBe('pending');
+      const { data, response } = await client.POST(path, { params: { path: { eventId: expected.eventId } }, headers: { Prefer: 'code=202, example=due' } });
+      expectNoViolations(response);
+      expect(response.status).toBe(202);
+      expect(data).toEqual(expected);
+    });
   });
 });

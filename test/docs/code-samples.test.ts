@@ -18,24 +18,74 @@ beforeAll(async () => {
 afterAll(async () => platform?.close());
 
 /** The environment the samples name: the merchant's credentials, and the ids earlier samples made. */
-function sampleEnv() {
+function sampleEnv(extra: Record<string, string> = {}) {
   return {
     PATH: process.env.PATH,
     PARTNER_API_URL: platform.baseUrl,
     PARTNER_API_KEY: platform.merchant.apiKey,
     PARTNER_API_SECRET: platform.merchant.apiSecret,
     ...ids,
+    ...extra,
   };
 }
 
-async function runShell(source: string): Promise<unknown> {
-  const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', source], { env: sampleEnv() });
+type Runner = (source: string, extra?: Record<string, string>) => Promise<unknown>;
+
+const runShell: Runner = async (source, extra) => {
+  const { stdout } = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', source], { env: sampleEnv(extra) });
   return JSON.parse(stdout);
+};
+
+const runPython: Runner = async (source, extra) => {
+  const { stdout } = await promisify(execFile)('python3', ['-I', '-c', source], { env: sampleEnv(extra) });
+  return JSON.parse(stdout);
+};
+
+interface Page<Item> {
+  data: Item[];
+  hasMore: boolean;
+  nextCursor?: string;
+}
+interface FeedEvent {
+  id: string;
+  type: string;
+  orderUuid: string;
+  data: { event: string; uuid: string; amount?: number; receivedAmount: number; status: string; sequence: number };
+  delivery: { state: string; attempts: number };
 }
 
-async function runPython(source: string): Promise<unknown> {
-  const { stdout } = await promisify(execFile)('python3', ['-I', '-c', source], { env: sampleEnv() });
-  return JSON.parse(stdout);
+/**
+ * The reconciliation samples, run after the order ORDER_UUID was credited its 2.5 USDT (DONE): its list
+ * shows the order as its read does, the feed shows the deposit's event (EVENT_ID from here on) and reads
+ * on from its nextCursor, the event's deliveries (no dispatcher runs here: none attempted yet), and its
+ * redelivery (202, due again now).
+ */
+async function runReconciliationSamples(run: Runner, lang: 'Shell' | 'Python') {
+  const orders = (await run(sampleOf('listDepositOrders', lang))) as Page<{ uuid: string }>;
+  // Newest first: this run's order, then any DONE order of an earlier run.
+  expect(orders.hasMore).toBe(false);
+  expect(orders.data[0]).toMatchObject({ uuid: ids.ORDER_UUID, status: 'DONE', receivedAmount: 2500000 });
+  expect(orders.data.every((o) => (o as { status?: string }).status === 'DONE')).toBe(true);
+  expect(orders.data[0]).toEqual(await run(sampleOf('getDepositOrder', lang)));
+
+  const feed = (await run(sampleOf('listEvents', lang))) as Page<FeedEvent>;
+  expect(feed.hasMore).toBe(false);
+  expect(feed.nextCursor).toEqual(expect.any(String));
+  const events = feed.data.filter((e) => e.orderUuid === ids.ORDER_UUID);
+  expect(events).toEqual([
+    expect.objectContaining({
+      type: 'order.deposit',
+      data: expect.objectContaining({ event: 'order.deposit', uuid: ids.ORDER_UUID, amount: 2500000, receivedAmount: 2500000, status: 'DONE', sequence: 1 }),
+      delivery: expect.objectContaining({ state: 'pending', attempts: 0, url: 'https://merchant.example/callbacks/deposits' }),
+    }),
+  ]);
+  ids.EVENT_ID = events[0]!.id;
+  // From the stored cursor: nothing new yet, and a cursor again.
+  const after = (await run(sampleOf('listEvents', lang), { CURSOR: feed.nextCursor! })) as Page<FeedEvent>;
+  expect(after).toMatchObject({ data: [], hasMore: false, nextCursor: expect.any(String) });
+
+  expect(await run(sampleOf('listEventDeliveries', lang))).toMatchObject({ eventId: ids.EVENT_ID, delivery: { state: 'pending', attempts: 0 }, data: [] });
+  expect(await run(sampleOf('redeliverEvent', lang))).toMatchObject({ eventId: ids.EVENT_ID, delivery: { state: 'pending' } });
 }
 
 /** The modules a Python sample imports (every `import a, b.c` line). */
@@ -73,11 +123,16 @@ describe('the code samples of the docs', () => {
 
     expect(await runShell(sampleOf('getDepositOrder', 'Shell'))).toMatchObject({ uuid: order.uuid, address: order.address, receivedAmount: 0 });
     expect(await runShell(sampleOf('simulateSandboxDeposit', 'Shell'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000, status: 'DONE' });
+    await runReconciliationSamples(runShell, 'Shell');
 
     const withdrawal = (await runShell(sampleOf('createSandboxWithdrawal', 'Shell'))) as { uuid: string };
     expect(withdrawal).toMatchObject({ externalId: 'wd-1001', amount: 12.5, status: 'PENDING' });
     ids.WITHDRAWAL_UUID = withdrawal.uuid;
     expect(await runShell(sampleOf('getWithdrawal', 'Shell'))).toMatchObject({ uuid: withdrawal.uuid, status: 'PENDING' });
+    expect(await runShell(sampleOf('listWithdrawals', 'Shell'))).toEqual({
+      data: [await runShell(sampleOf('getWithdrawal', 'Shell'))],
+      hasMore: false,
+    });
     expect(await runShell(sampleOf('setSandboxWithdrawalStatus', 'Shell'))).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
   });
 
@@ -90,11 +145,17 @@ describe('the code samples of the docs', () => {
     expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000, status: 'DONE' });
     // The same Idempotency-Key again credits nothing.
     expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000 });
+    await runReconciliationSamples(runPython, 'Python');
 
     const withdrawal = (await runPython(sampleOf('createSandboxWithdrawal', 'Python'))) as { uuid: string };
     expect(withdrawal).toMatchObject({ externalId: 'wd-1003', amount: 12.5, status: 'PENDING' });
     ids.WITHDRAWAL_UUID = withdrawal.uuid;
     expect(await runPython(sampleOf('getWithdrawal', 'Python'))).toMatchObject({ uuid: withdrawal.uuid, status: 'PENDING' });
+    // The shell's withdrawal is DONE by now: the pending one is this one.
+    expect(await runPython(sampleOf('listWithdrawals', 'Python'))).toEqual({
+      data: [await runPython(sampleOf('getWithdrawal', 'Python'))],
+      hasMore: false,
+    });
     expect(await runPython(sampleOf('setSandboxWithdrawalStatus', 'Python'))).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
   });
 

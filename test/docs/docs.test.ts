@@ -6,7 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signatureVectors } from '../fixtures/vectors.js';
 import { launchChromium } from '../support/chromium.js';
-import { sampledOperations, SAMPLE_LANGUAGES } from '../support/code-samples.js';
+import { sampledOperations, SAMPLE_LANGUAGES, SAMPLE_ORDER } from '../support/code-samples.js';
 
 const output = fileURLToPath(new URL('../../dist/docs/index.html', import.meta.url));
 const pageUrl = pathToFileURL(output).href;
@@ -115,11 +115,12 @@ describe('npm run docs: the offline reference', () => {
    * Picks a language in the operation's right panel: a menu whose button names the language shown and
    * whose items name them all (the choice holds for every operation of the page).
    */
-  async function chooseLanguage(page: Page, path: string, label: string) {
+  async function chooseLanguage(page: Page, route: string, path: string, label: string) {
     const labels = new RegExp(`^(${SAMPLE_LANGUAGES.map((l) => l.label.replace(/[()+]/g, '\\$&')).join('|')}|Payload)$`);
     const menu = page.getByRole('button', { name: labels });
-    // The operation's own panel (a tag's page also has a panel listing its operations' paths).
-    const panel = page.getByTestId('right-panel').filter({ has: page.getByText(path, { exact: true }) }).filter({ has: menu });
+    // The operation's own panel (a tag's page also has a panel listing its operations' paths), within
+    // the operation's section: two operations share a path (GET and POST /partner/v1/platforms/orders).
+    const panel = page.locator(`[id="${route}"]`).getByTestId('right-panel').filter({ has: page.getByText(path, { exact: true }) }).filter({ has: menu });
     await panel.getByRole('button', { name: labels }).click();
     await page.getByRole('menuitem', { name: label, exact: true }).click();
     await panel.getByRole('button', { name: label, exact: true }).waitFor();
@@ -137,13 +138,13 @@ describe('npm run docs: the offline reference', () => {
       page.on('pageerror', (error) => pageErrors.push(`samples at ${width} px: ${error.message}`));
       try {
         const operations = sampledOperations();
-        expect(operations).toHaveLength(6);
+        expect(operations.map((o) => o.operationId).sort()).toEqual([...SAMPLE_ORDER].sort()); // all 11 of contract 1.3.0
         for (const operation of operations) {
           await page.goto(`${pageUrl}#/${routeOf(operation.tag, operation.operationId)}`, { waitUntil: 'load' });
           await page.getByText(operation.summary, { exact: true }).first().waitFor({ timeout: 15_000 });
           expect(operation.samples.map((s) => s.label)).toEqual(SAMPLE_LANGUAGES.map((l) => l.label));
           for (const sample of operation.samples) {
-            await chooseLanguage(page, operation.path, sample.label);
+            await chooseLanguage(page, routeOf(operation.tag, operation.operationId), operation.path, sample.label);
             const longest = sample.source.split('\n').reduce((a, b) => (b.length > a.length ? b : a));
             const text = await page.innerText('body'); // scripts excluded: the raw contract sits in one
             expect(text.includes(longest), `${operation.operationId} ${sample.label} at ${width} px lacks: ${longest}`).toBe(true);

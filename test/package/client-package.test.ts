@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orderRequest } from '../fixtures/orders.js';
 import { SAMPLE_ORDER, sampleOf } from '../support/code-samples.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, removeAll, ROOT, run, tarballFiles } from '../support/packages.js';
@@ -236,21 +237,47 @@ describe('the client package (partner-api-client)', () => {
     expect([...typecheck.diagnostics.keys()].filter((file) => !file.startsWith('ts-NodeNext/'))).toEqual([]);
 
     const ids: Record<string, string> = {};
-    const runSample = async (operationId: string) => {
+    /** The sample's output, a line at a time, each split at its spaces. */
+    const runSampleLines = async (operationId: string) => {
       const ran = await run(NODE, ['--import', TSX_LOADER, `${operationId}.ts`], { cwd: dir, env: { ...consumerEnv('unused'), ...ids } });
       expect(ran.stderr, operationId).toBe('');
       expect(ran.code, operationId).toBe(0);
-      return ran.stdout.trim().split(' ');
+      return ran.stdout.trim().split('\n').map((line) => line.split(' '));
+    };
+    const runSample = async (operationId: string) => {
+      const lines = await runSampleLines(operationId);
+      expect(lines, operationId).toHaveLength(1);
+      return lines[0]!;
     };
     const [status, orderUuid] = await runSample('createDepositOrder');
     expect(status).toBe('201');
     ids.ORDER_UUID = orderUuid!;
     expect(await runSample('getDepositOrder')).toEqual(['NEW', '0']);
     expect(await runSample('simulateSandboxDeposit')).toEqual(['NEW', '2500000']); // Ethereum's minimum is 10 USDT
+
+    // A Tron order paid in full, for the list of DONE orders (the sample's order is still NEW).
+    const partner = platform.client();
+    const done = (await partner.POST('/partner/v1/platforms/orders', { body: orderRequest('pkg-done-1') })).data!;
+    await partner.POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: done.uuid } }, body: { amount: 2500000 } });
+    // The first page (one order, no more), then the walk over every page since 2026-11-21.
+    expect(await runSampleLines('listDepositOrders')).toEqual([['1', 'false', '-'], [done.uuid, 'DONE', '2500000']]);
+
+    // The first page holds the two deposits' events; reading on from its cursor finds nothing newer.
+    const feed = await runSampleLines('listEvents');
+    expect(feed).toHaveLength(2);
+    expect(feed[0]!.slice(0, 2)).toEqual(['2', 'false']);
+    expect(feed[1]).toEqual([expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)]);
+    const events = (await partner.GET('/partner/v1/platforms/events', { params: { query: { orderUuid: orderUuid! } } })).data!;
+    expect(events.data.map((e) => e.type)).toEqual(['order.deposit']);
+    ids.EVENT_ID = events.data[0]!.id;
+    expect(await runSample('listEventDeliveries')).toEqual([ids.EVENT_ID, 'pending', '0']); // no dispatcher runs here
+    expect(await runSample('redeliverEvent')).toEqual(['202', ids.EVENT_ID, 'pending']);
+
     const [withdrawalUuid, pending] = await runSample('createSandboxWithdrawal');
     expect(pending).toBe('PENDING');
     ids.WITHDRAWAL_UUID = withdrawalUuid!;
     expect(await runSample('getWithdrawal')).toEqual(['PENDING', '12.5']);
+    expect(await runSampleLines('listWithdrawals')).toEqual([['1', 'false', '-'], [withdrawalUuid, 'PENDING', '12.5']]);
     expect(await runSample('setSandboxWithdrawalStatus')).toEqual([withdrawalUuid, 'DONE']);
   }, 120_000);
 

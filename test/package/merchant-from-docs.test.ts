@@ -102,9 +102,9 @@ describe('the guide, executed verbatim in an empty project against a local npm r
         }
       }
     }
-    const tested = new Set([...testFile.matchAll(/\[(?:createOrder|readOrder), (\d+), '(\w+)'\]/g)].map((m) => `${m[1]} ${m[2]}`));
+    const tested = new Set([...testFile.matchAll(/\[(?:createOrder|readOrder|listOrders|readEvents|redeliver), (\d+), '(\w+)'(?:, '\w+')?\]/g)].map((m) => `${m[1]} ${m[2]}`));
     expect([...declared].sort()).toEqual([...tested].sort());
-    expect(declared.size).toBe(14);
+    expect(declared.size).toBe(18);
   });
 
   it("installs the client with the docs' command from the registry, and Prism as the guide pins it", async () => {
@@ -128,9 +128,9 @@ describe('the guide, executed verbatim in an empty project against a local npm r
     const ran = await runBlock(shellBlocks[1]!.code, merchantEnv({ MOCK_PORT: String(await freePort()) }));
     expect(ran.code, ran.output).toBe(0);
     // node:test's summary (TAP on Node 20 when piped, "ℹ" lines of the spec reporter on Node 24): every
-    // test ran and passed (statuses, the 422, the callbacks, and 14 errors).
-    expect(ran.output).toMatch(/^(#|ℹ) tests 17$/m);
-    expect(ran.output).toMatch(/^(#|ℹ) pass 17$/m);
+    // test ran and passed (statuses, the 422, the callbacks, and 18 errors).
+    expect(ran.output).toMatch(/^(#|ℹ) tests 21$/m);
+    expect(ran.output).toMatch(/^(#|ℹ) pass 21$/m);
     expect(ran.output).toMatch(/^(#|ℹ) fail 0$/m);
   }, 180_000);
 

@@ -1,6 +1,6 @@
 // The docs' code samples (x-codeSamples of every operation, from openapi/code-samples/), read from the
 // bundled contract exactly as the docs show them, and the order in which a test runs them: each later
-// sample needs an id that an earlier one created (ORDER_UUID, WITHDRAWAL_UUID).
+// sample needs an id that an earlier one created (ORDER_UUID, EVENT_ID, WITHDRAWAL_UUID).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './packages.js';
@@ -52,8 +52,13 @@ export const SAMPLE_ORDER = [
   'createDepositOrder',
   'getDepositOrder',
   'simulateSandboxDeposit',
+  'listDepositOrders',
+  'listEvents',
+  'listEventDeliveries',
+  'redeliverEvent',
   'createSandboxWithdrawal',
   'getWithdrawal',
+  'listWithdrawals',
   'setSandboxWithdrawalStatus',
 ] as const;
 
