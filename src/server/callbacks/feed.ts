@@ -4,7 +4,8 @@
 // Order and gaps: events are read in the order of the transaction that wrote them (tx_id, then id), and
 // only those written by transactions older than every transaction still running. A transaction that
 // commits later therefore always sorts after every event already shown: a cursor never passes an event
-// that is not visible yet. A long transaction delays the feed (every merchant's) until it ends.
+// that is not visible yet. A long transaction (in any database of the server) delays the feed until it
+// ends; a read waits up to a second for one.
 import type { Database, Sql } from '../db/database.js';
 import type { CallbackState } from './history.js';
 
@@ -59,6 +60,7 @@ export function deliverySummary(row: DeliveryColumns): DeliverySummary {
 
 interface FeedRow extends DeliveryColumns {
   now_ms: string;
+  held_back: boolean;
   tx_id: string | null;
   id: string | null;
   created_ms: string;
@@ -68,6 +70,10 @@ interface FeedRow extends DeliveryColumns {
   created_at: string;
   body: string;
 }
+
+/** How long a read waits, at most, for older transactions to end when they hold committed events back. */
+const HELD_BACK_WAIT_MS = 1000;
+const HELD_BACK_STEP_MS = 20;
 
 /** A cursor seen until a moment older than this before the last pruning's horizon may have lost events after it. */
 const PRUNE_MARGIN_MS = 3_600_000;
@@ -90,21 +96,28 @@ export async function readFeed(
   const conditions = [
     'o.merchant_id = $1',
     '(o.tx_id, o.id) > ($2::xid8, $3::bigint)',
-    'o.tx_id < pg_snapshot_xmin(pg_current_snapshot())',
     ...(filters.type === undefined ? [] : [`o.event = ${bind(filters.type)}`]),
     ...(filters.orderUuid === undefined ? [] : [`o.order_uuid = ${bind(filters.orderUuid)}::uuid`]),
-  ];
-  // One row at least (the clock's), whether or not the page has events.
-  const rows = await sql.query<FeedRow>(
-    `WITH page AS (
+  ].join(' AND ');
+  // One row at least (the clock's), whether or not the page has events; and whether committed events
+  // wait behind an older transaction still running.
+  const text = `WITH page AS (
        SELECT o.tx_id::text AS tx_id, o.id::text AS id, (extract(epoch FROM o.created_at) * 1000)::bigint::text AS created_ms,
               o.webhook_id, o.event, o.order_uuid, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS created_at,
               o.body, ${DELIVERY_COLUMNS}
-         FROM callback_outbox o WHERE ${conditions.join(' AND ')}
+         FROM callback_outbox o WHERE ${conditions} AND o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY o.tx_id, o.id LIMIT ${bind(limit + 1)})
-     SELECT (extract(epoch FROM now()) * 1000)::bigint::text AS now_ms, page.* FROM (SELECT 1) AS clock LEFT JOIN page ON true`,
-    values,
-  );
+     SELECT (extract(epoch FROM now()) * 1000)::bigint::text AS now_ms,
+            EXISTS (SELECT 1 FROM callback_outbox o WHERE ${conditions} AND o.tx_id >= pg_snapshot_xmin(pg_current_snapshot())) AS held_back,
+            page.*
+       FROM (SELECT 1) AS clock LEFT JOIN page ON true`;
+  // Another transaction's (any database's on the server) holds newer events back: wait a little for it
+  // to end rather than answer with a page that stops short (a long one only delays them, never loses them).
+  let rows = await sql.query<FeedRow>(text, values);
+  for (let waited = 0; rows[0]!.held_back && rows.length <= limit && waited < HELD_BACK_WAIT_MS; waited += HELD_BACK_STEP_MS) {
+    await new Promise((resolve) => setTimeout(resolve, HELD_BACK_STEP_MS));
+    rows = await sql.query<FeedRow>(text, values);
+  }
   const nowMs = rows[0]!.now_ms;
   const found = rows.filter((row) => row.id !== null);
   const more = found.length > limit;
