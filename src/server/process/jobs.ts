@@ -13,7 +13,7 @@ import type { SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';
 import type { Logger } from '../shared/logger.js';
 
-export interface Workers {
+export interface Jobs {
   stop(): Promise<void>;
 }
 
@@ -22,8 +22,8 @@ const EXPIRY_BATCH = 500;
 const PRUNE_INTERVAL_MS = 3_600_000;
 
 
-/** Starts the workers; refuses (ScannerStartError) a network that cannot be scanned safely. */
-export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaderGauge?: LeaderGauge }): Promise<Workers> {
+/** Starts the jobs; refuses (ScannerStartError) a network that cannot be scanned safely. */
+export async function startJobs(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaderGauge?: LeaderGauge }): Promise<Jobs> {
   const { config, db, now, log } = deps;
   const scanners = (['Tron', 'Ethereum'] as const).flatMap((network) => {
     const { chain, confirmations } = config.networks[network];

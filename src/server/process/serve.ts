@@ -35,7 +35,7 @@ export async function serve(config: Config, workers = 1): Promise<void> {
   }
   if (config.mode === 'live' && platform.config.callbacks.allowPrivate) log.warn('ALLOW_PRIVATE_CALLBACKS is on: callbacks may reach private and loopback addresses (tests only)');
   try {
-    await platform.startWorkers();
+    await platform.startJobs();
   } catch (error) {
     await platform.close();
     throw error;
