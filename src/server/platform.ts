@@ -13,7 +13,7 @@ import { checkMasterKey } from './merchants/master-key.js';
 import { SecretKeeper, sandboxMasterKey } from './merchants/secrets.js';
 import type { Clock } from './shared/time.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
-import { startJobs, type Jobs } from './process/jobs.js';
+import { startJobs, type Jobs } from './jobs/jobs.js';
 
 export interface Platform {
   config: Config;
