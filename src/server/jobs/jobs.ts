@@ -4,7 +4,7 @@ import { CallbackDispatcher } from '../callbacks/dispatcher.js';
 import { ChainScanner } from '../chain/scanner.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { expireOrders } from '../orders/deposits.js';
+import { expireOrders } from '../orders/expiry.js';
 import { PRUNE_BATCH, pruneEvents } from '../callbacks/feed.js';
 import { JobLease, type LeaseGauge } from './lease.js';
 import { runRepeatedly } from '../shared/repeat.js';

@@ -9,7 +9,7 @@ import { CallbackInFlightError, redeliverCallback } from '../../../src/server/ca
 import { enqueueCallback } from '../../../src/server/callbacks/outbox.js';
 import type { Database } from '../../../src/server/db/database.js';
 import { createContractAjv } from '../../../src/server/http/contract-ajv.js';
-import { expireOrders } from '../../../src/server/orders/deposits.js';
+import { expireOrders } from '../../../src/server/orders/expiry.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 import { orderRequest } from '../../fixtures/orders.js';

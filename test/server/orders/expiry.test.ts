@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate } from '../../../src/server/db/migrate.js';
-import { expireOrders } from '../../../src/server/orders/deposits.js';
+import { expireOrders } from '../../../src/server/orders/expiry.js';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
 
 describe.each(DATABASES)('order expiry on %s', (kind) => {
