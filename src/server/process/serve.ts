@@ -1,6 +1,6 @@
 // `partner-api serve`: opens the platform, listens, prints the banner (./banner.ts), starts the
-// background jobs, and stops gracefully on SIGTERM/SIGINT. With --workers N it hands over to the
-// cluster's primary (./cluster.ts), and each worker runs this.
+// background jobs (../jobs/), and stops gracefully on SIGTERM/SIGINT. With --workers N it hands over to the
+// cluster's primary (./cluster.ts), and each worker process runs this.
 import cluster from 'node:cluster';
 import { ConfigError, type Config } from '../config.js';
 import { openPlatform } from '../platform.js';
