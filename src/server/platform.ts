@@ -13,7 +13,7 @@ import { checkMasterKey } from './merchants/master-key.js';
 import { SecretKeeper, sandboxMasterKey } from './merchants/secrets.js';
 import type { Clock } from './shared/time.js';
 import { Withdrawals } from './withdrawals/withdrawals.js';
-import { startWorkers, type Workers } from './process/jobs.js';
+import { startJobs, type Jobs } from './jobs/jobs.js';
 
 export interface Platform {
   config: Config;
@@ -24,7 +24,7 @@ export interface Platform {
   app: App;
   secrets: SecretKeeper;
   /** Starts the scanners, the callback dispatcher and the expiry job (serve does; tests choose). */
-  startWorkers(): Promise<Workers>;
+  startJobs(): Promise<Jobs>;
   close(): Promise<void>;
 }
 
@@ -79,7 +79,7 @@ export async function openPlatform(settings: Config, options: OpenOptions = {}):
     const withdrawals = new Withdrawals(db);
     const metrics = createMetrics();
     const app = buildApp({ config, db, merchants, orders, withdrawals, paymentPageKey: secrets.paymentPageKey(), cursorKey: secrets.cursorKey(), now, metrics, ...(options.logger === undefined ? {} : { logger: options.logger }) });
-    let workers: Promise<Workers> | undefined;
+    let jobs: Promise<Jobs> | undefined;
     return {
       config,
       db,
@@ -88,12 +88,12 @@ export async function openPlatform(settings: Config, options: OpenOptions = {}):
       withdrawals,
       app,
       secrets,
-      startWorkers() {
-        workers ??= startWorkers({ config, db, secrets, now, log: app.fastify.log, gauges: metrics.chain, leaderGauge: metrics.jobLeader });
-        return workers;
+      startJobs() {
+        jobs ??= startJobs({ config, db, secrets, now, log: app.fastify.log, gauges: metrics.chain, leaseGauge: metrics.jobLease });
+        return jobs;
       },
       async close() {
-        await (await workers?.catch(() => undefined))?.stop();
+        await (await jobs?.catch(() => undefined))?.stop();
         await app.fastify.close();
         await orders.close();
         if (!options.db) await db.close();

@@ -75,7 +75,7 @@ beforeAll(async () => {
   platform = await startTestPlatform('pglite', {
     env: { CALLBACK_RETRY_SCHEDULE: '1,1', CALLBACK_TIMEOUT_SECONDS: '2', ALLOW_PRIVATE_CALLBACKS: 'true', EXPIRY_INTERVAL_SECONDS: '1' },
   });
-  await platform.platform.startWorkers();
+  await platform.platform.startJobs();
   port = await freePort();
 }, 180_000);
 

@@ -26,8 +26,8 @@ function serverImports(file: string): string[] {
 
 const files = sourceFiles(SERVER).map((file) => ({ path: relative(SERVER, file), imports: serverImports(file) }));
 const folder = (path: string) => (path.includes('/') ? path.split('/')[0]! : '');
-/** The layers that may be imported only from above them: the CLI, the process wiring and the top. */
-const UPPER = new Set(['cli', 'process', '']);
+/** The layers that may be imported only from above them: the CLI, the process wiring, the background jobs and the top. */
+const UPPER = new Set(['cli', 'process', 'jobs', '']);
 const CAPABILITIES = ['addresses', 'orders', 'withdrawals', 'merchants', 'callbacks', 'chain', 'payment-page'];
 
 describe('the server layout', () => {
@@ -37,11 +37,25 @@ describe('the server layout', () => {
     expect(top).toEqual(expect.arrayContaining(['cli.ts', 'platform.ts', 'config.ts']));
   });
 
-  it('has no import from a capability folder, db/, shared/ or http/ up into the CLI, the process wiring or the top (config.ts aside)', () => {
+  it('has no import from a capability folder, db/, shared/ or http/ up into the CLI, the process wiring, the jobs or the top (config.ts aside)', () => {
     const upward = files
       .filter((f) => [...CAPABILITIES, 'db', 'shared', 'http'].includes(folder(f.path)))
       .flatMap((f) => f.imports.filter((target) => UPPER.has(folder(target)) && target !== 'config.ts').map((target) => `${f.path} → ${target}`));
     expect(upward).toEqual([]);
+  });
+
+  it('keeps the background jobs (jobs/) below the wiring: no import into the CLI, the process wiring, the HTTP layer or the top (config.ts aside)', () => {
+    const jobs = files.filter((f) => folder(f.path) === 'jobs');
+    expect(jobs.length).toBeGreaterThan(0);
+    const upward = jobs.flatMap((f) =>
+      f.imports.filter((target) => ['cli', 'process', 'http', ''].includes(folder(target)) && target !== 'config.ts').map((target) => `${f.path} → ${target}`),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it('imports one way between the wiring and the processes: process/ and cli/ import platform.ts, platform.ts none of them', () => {
+    const platform = files.find((f) => f.path === 'platform.ts')!;
+    expect(platform.imports.filter((target) => ['cli', 'process'].includes(folder(target)) || target === 'cli.ts')).toEqual([]);
   });
 
   it('has no import from a capability folder, db/ or shared/ into the HTTP layer', () => {

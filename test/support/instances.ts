@@ -1,6 +1,6 @@
 // Several `partner-api serve` processes on one PostgreSQL, as an operator runs them past one process:
 // one SECRET_KEY, a data directory each, and each reaching the chain through its own counting JSON-RPC
-// proxy, so a test or bench sees which instances talk to the node (leadership test, bench:instances).
+// proxy, so a test or bench sees which instances talk to the node (the job lease test, bench:instances).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -137,9 +137,3 @@ export async function eventDeliveries(sql: Sql, merchantId: string, webhookId: s
 export async function redeliverEvent(db: Database, merchantId: string, webhookId: string): Promise<EventDeliveries | undefined> {
   return (await makeDueAgain(db, webhookId, merchantId)) === undefined ? undefined : eventDeliveries(db, merchantId, webhookId);
 }
-
-export function formatCallback(record: CallbackRecord): string {
-  const last = record.attempts.at(-1);
-  const outcome = last ? `${last.statusCode ?? 'no answer'} in ${last.latencyMs} ms${last.error ? ` (${last.error})` : ''}` : 'not attempted';
-  return `${record.webhookId}  ${record.event.padEnd(13)}  ${record.state.padEnd(9)}  ${record.attempts.length} attempt(s), last ${outcome}  order ${record.orderUuid}  → ${record.url}`;
-}

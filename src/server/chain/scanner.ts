@@ -258,11 +258,11 @@ export class ChainScanner {
     }
   }
 
-  /** Scans every poll interval while `runsHere` says this instance holds the network's job. */
-  start(runsHere: () => Promise<boolean> = async () => true): void {
+  /** Scans every poll interval while `holdsLease` says this instance holds the network's job lease. */
+  start(holdsLease: () => Promise<boolean> = async () => true): void {
     this.stopped = false;
     this.loop = runRepeatedly(
-      async () => (await runsHere()) && (await this.scanOnce()) !== undefined, // catching up: scan again at once
+      async () => (await holdsLease()) && (await this.scanOnce()) !== undefined, // catching up: scan again at once
       this.options.chain.pollIntervalSeconds * 1000,
       (error) =>
         error instanceof FinalityUnavailableError

@@ -1,7 +1,8 @@
 // The operator's commands of `partner-api`, one entry each: its words, its own flags, an example and
 // what it runs. Adding a command or a flag is an edit here; parsing, help and errors are in ../cli.ts.
 import { isAddress } from '../addresses/derivation.js';
-import { CALLBACK_STATES, CallbackInFlightError, formatCallback, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/history.js';
+import { CALLBACK_STATES, CallbackInFlightError, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/history.js';
+import { formatCallback } from './callback-format.js';
 import { addressesExport, exportFilters } from './address-export.js';
 import { chainResumeCommand, depositsRescanCommand } from './chain-commands.js';
 import type { Config } from '../config.js';
@@ -125,8 +126,8 @@ export const COMMANDS: Command[] = [
         throw new UsageError('--amount must be a positive decimal of whole USDT up to 1000000000 with at most 6 decimals, e.g. 12.5');
       }
       const blockchain = networkFlag(flags, 'blockchain');
-      const destinationAddress = required(flags, 'destination-address');
-      if (!isAddress(blockchain, destinationAddress)) throw new UsageError(`--destination-address is not a ${blockchain} address`);
+      const toAddress = required(flags, 'destination-address');
+      if (!isAddress(blockchain, toAddress)) throw new UsageError(`--destination-address is not a ${blockchain} address`);
       const externalId = required(flags, 'external-id');
       if (externalId.length > 128 || /[\u0000-\u001F\u007F]/.test(externalId)) throw new UsageError('--external-id must be 1 to 128 characters without control characters');
       const apiKey = required(flags, 'api-key');
@@ -134,7 +135,7 @@ export const COMMANDS: Command[] = [
         const merchant = await p.merchants.byApiKey(apiKey);
         if (!merchant) throw new RefusedError(`no merchant has the API key ${apiKey}`);
         try {
-          return await p.withdrawals.create({ merchantId: merchant.id, externalId, amountUnits, blockchain, destinationAddress });
+          return await p.withdrawals.create({ merchantId: merchant.id, externalId, amountUnits, blockchain, toAddress });
         } catch (error) {
           if (error instanceof DuplicateWithdrawalError) throw new RefusedError(`merchant ${merchant.name} already has a withdrawal with external id ${externalId}`);
           throw error;

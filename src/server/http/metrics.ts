@@ -8,7 +8,7 @@ export interface Metrics {
   requests: Histogram<'method' | 'route' | 'status'>;
   ordersCreated: Counter<'blockchain' | 'outcome'>;
   chain: { lag: Gauge<'network'>; halted: Gauge<'network'> };
-  jobLeader: Gauge<'job'>;
+  jobLease: Gauge<'job'>;
 }
 
 export function createMetrics(): Metrics {
@@ -33,6 +33,6 @@ export function createMetrics(): Metrics {
       lag: new Gauge({ name: 'partner_chain_cursor_lag_blocks', help: 'Confirmed blocks the scanner has not scanned yet (head − cursor), by network', labelNames: ['network'], registers: [registry] }),
       halted: new Gauge({ name: 'partner_chain_halted', help: '1 while crediting on the network is halted after a reorg deeper than its confirmations', labelNames: ['network'], registers: [registry] }),
     },
-    jobLeader: new Gauge({ name: 'partner_job_leader', help: '1 while this instance runs the job (a network scan, order expiry), 0 while another instance does', labelNames: ['job'], registers: [registry] }),
+    jobLease: new Gauge({ name: 'partner_job_leader', help: '1 while this instance runs the job (a network scan, order expiry), 0 while another instance does', labelNames: ['job'], registers: [registry] }),
   };
 }

@@ -76,7 +76,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
       if (amountUnits === undefined || amountUnits === 0n) throw invalid('/amount', 'must be a positive amount with at most 6 decimals');
       if (!isAddress(blockchain, destinationAddress)) throw invalid('/destinationAddress', `is not a ${blockchain} address`);
       try {
-        const withdrawal = await deps.withdrawals.create({ merchantId: request.merchant!.id, externalId, amountUnits, blockchain, destinationAddress });
+        const withdrawal = await deps.withdrawals.create({ merchantId: request.merchant!.id, externalId, amountUnits, blockchain, toAddress: destinationAddress });
         return reply.code(201).send(withdrawal);
       } catch (error) {
         if (error instanceof DuplicateWithdrawalError) throw new ProblemError(409, 'external_id_conflict', `A withdrawal with externalId ${externalId} exists.`);

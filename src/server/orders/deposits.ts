@@ -1,14 +1,13 @@
-// Crediting deposits and the order lifecycle (docs/design.md#order-lifecycle). One path for chain
+// Crediting deposits (docs/design.md#order-lifecycle; expiry is ./expiry.ts). One path for chain
 // transfers and the sandbox helper: each transfer is credited exactly once (its identity: network + tx
 // hash + order + log index in its block, see alreadyCredited), receivedAmount is the exact integer sum,
-// and every credit or expiry writes its callback to the outbox in the same transaction.
+// and every credit writes its callback to the outbox in the same transaction.
 import type { Network } from '../addresses/derivation.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
-import type { Database, Sql } from '../db/database.js';
+import type { Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
-import { ORDER_COLUMNS, toDepositOrder, type OrderRow } from './order-rows.js';
+import { ORDER_COLUMNS, toDepositOrder, type OrderRow, type OwnedOrderRow } from './order-rows.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
-import { parsePlatformDateTime } from '../shared/time.js';
 
 export interface Transfer {
   network: Network;
@@ -54,8 +53,6 @@ export interface CreditTimes {
 }
 
 /** The largest amount or total that a JSON number carries exactly. */
-
-type OwnedOrderRow = OrderRow & { merchant_id: string };
 
 /**
  * Credits the transfers to the orders whose addresses they paid (orders inside their watch window at
@@ -138,35 +135,6 @@ async function alreadyCredited(tx: Sql, transfer: Transfer, orderUuid: string): 
   if (sameLog) return sameLog.amount === transfer.amount ? true : 'another amount';
   const replaced = rows.filter((row) => row.block_hash !== null && hash !== null && row.block_hash !== hash);
   return replaced[transfer.ordinal ?? 0]?.amount === transfer.amount;
-}
-
-/**
- * Moves orders past expiredAt without enough deposits to EXPIRED, each with its callback. An order of
- * a network that has a scan cursor expires only once a scanner has committed a block from expiredAt or
- * later: a payment mined before expiredAt but not yet confirmed is credited first, never after an
- * expiry. That holds in every instance, one without that network's RPC URL too (it never expires
- * such orders by its clock alone). The orders of networks never scanned (the sandbox's) expire by the
- * clock: the database's (`now` undefined), one clock for every instance; tests may give their own.
- */
-export async function expireOrders(db: Database, now?: Date, scannedNetworks: readonly Network[] = [], limit = 500): Promise<number> {
-  return db.transaction(async (tx) => {
-    const at = now ?? (await tx.query<{ now: Date }>('SELECT now() AS now'))[0]!.now;
-    const rows = await tx.query<OwnedOrderRow>(
-      `UPDATE deposit_orders SET status = 'EXPIRED', updated_at = now()
-        WHERE uuid IN (SELECT o.uuid FROM deposit_orders o
-                         LEFT JOIN chain_cursors c ON c.network = o.blockchain
-                        WHERE o.status = 'NEW' AND o.expired_at <= $1
-                          AND ((c.network IS NULL AND NOT o.blockchain = ANY($3::text[])) OR c.scanned_block_time >= o.expired_at)
-                        ORDER BY o.expired_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
-        RETURNING merchant_id, ${ORDER_COLUMNS}`,
-      [at, limit, scannedNetworks],
-    );
-    for (const row of rows) {
-      const payload = { event: 'order.expired' as const, ...toDepositOrder(row) };
-      await enqueueCallback(tx, { merchantId: row.merchant_id, orderUuid: row.uuid, url: row.callback_url, occurredAt: parsePlatformDateTime(payload.expiredAt), payload });
-    }
-    return rows.length;
-  });
 }
 
 /** Addresses of a network's orders that are still watched (until expiredAt + the watch window). */

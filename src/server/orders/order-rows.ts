@@ -24,6 +24,9 @@ export interface OrderRow {
   expired_at: string;
 }
 
+/** An order's row with its merchant: what a change that writes a callback reads back. */
+export type OwnedOrderRow = OrderRow & { merchant_id: string };
+
 export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, return_url, address, address_qr, status, min_amount,
   received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
 

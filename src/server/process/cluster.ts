@@ -1,6 +1,6 @@
 // `serve --workers N` on PostgreSQL: the primary prepares the database (migrations, the sandbox
 // merchant), then node:cluster forks the workers, which share the port and each run the whole
-// platform (./serve.ts); its background jobs stay one per job through their leases (leadership.ts). A worker
+// platform (./serve.ts); its background jobs stay one per job through their leases (../jobs/lease.ts). A worker
 // that dies while serving is replaced.
 import cluster from 'node:cluster';
 import type { Config } from '../config.js';

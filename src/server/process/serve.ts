@@ -1,6 +1,6 @@
 // `partner-api serve`: opens the platform, listens, prints the banner (./banner.ts), starts the
-// background jobs, and stops gracefully on SIGTERM/SIGINT. With --workers N it hands over to the
-// cluster's primary (./cluster.ts), and each worker runs this.
+// background jobs (../jobs/), and stops gracefully on SIGTERM/SIGINT. With --workers N it hands over to the
+// cluster's primary (./cluster.ts), and each worker process runs this.
 import cluster from 'node:cluster';
 import { createServer } from 'node:net';
 import { ConfigError, type Config } from '../config.js';
@@ -39,7 +39,7 @@ export async function serve(config: Config, workers = 1): Promise<void> {
   }
   if (config.mode === 'live' && platform.config.callbacks.allowPrivate) log.warn('ALLOW_PRIVATE_CALLBACKS is on: callbacks may reach private and loopback addresses (tests only)');
   try {
-    await platform.startWorkers();
+    await platform.startJobs();
   } catch (error) {
     await platform.close();
     throw error;

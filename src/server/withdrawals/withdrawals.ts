@@ -51,7 +51,8 @@ export interface NewWithdrawal {
   externalId: string;
   amountUnits: bigint;
   blockchain: Network;
-  destinationAddress: string;
+  /** The address paid to (the contract's destinationAddress; "destination" here is a callback's origin). */
+  toAddress: string;
 }
 
 /** Statuses a withdrawal may move to: PENDING settles once, DONE and FAILED are final. */
@@ -74,7 +75,7 @@ export class Withdrawals {
       const [row] = await this.db.query<WithdrawalRow>(
         `INSERT INTO withdrawals (uuid, merchant_id, external_id, amount_units, blockchain, currency_code, destination_address)
          VALUES ($1, $2, $3, $4, $5, 'USDT', $6) RETURNING *`,
-        [randomUUID(), input.merchantId, input.externalId, input.amountUnits, input.blockchain, input.destinationAddress],
+        [randomUUID(), input.merchantId, input.externalId, input.amountUnits, input.blockchain, input.toAddress],
       );
       return toWithdrawal(row!);
     } catch (error) {

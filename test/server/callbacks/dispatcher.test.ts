@@ -4,12 +4,13 @@ import { hostname } from 'node:os';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifyCallback, type DepositOrder, type DepositOrderCallback } from '../../../src/client/index.js';
-import { CallbackDispatcher, nextAttemptDelayMs } from '../../../src/server/callbacks/dispatcher.js';
+import { CallbackDispatcher } from '../../../src/server/callbacks/dispatcher.js';
+import { nextAttemptDelayMs } from '../../../src/server/callbacks/outbox.js';
 import { CallbackInFlightError, redeliverCallback } from '../../../src/server/callbacks/history.js';
 import { enqueueCallback } from '../../../src/server/callbacks/outbox.js';
 import type { Database } from '../../../src/server/db/database.js';
 import { createContractAjv } from '../../../src/server/http/contract-ajv.js';
-import { expireOrders } from '../../../src/server/orders/deposits.js';
+import { expireOrders } from '../../../src/server/orders/expiry.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 import { orderRequest } from '../../fixtures/orders.js';
@@ -256,28 +257,6 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     await drain();
     expect(receiver.deliveries.filter((d) => d.path === '/held-first/stale-1')).toHaveLength(2); // not sent a third time
     expect((await redeliverCallback(t.db, webhookId))?.state).toBe('pending'); // no attempt under way now
-  });
-
-  it('expires the orders of a scanned network by its chain time, the others by the clock', async () => {
-    const status = async (uuid: string) => (await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!.status;
-    const tron = await createOrder('chain-time-1');
-    const ethereum = (await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('chain-time-2', { blockchain: 'Ethereum', callbackUrl: `${receiver.url}/ok/chain-time-2` }) })).data!;
-    const expiry = new Date(tron.expiredAt.replace(' ', 'T') + 'Z');
-    clock = expiry.getTime() + 60_000;
-    await t.db.query('INSERT INTO chain_cursors (network, next_block, scanned_block_time) VALUES ($1, 1, $2)', ['Tron', new Date(expiry.getTime() - 1000)]);
-    try {
-      await expireOrders(t.db, new Date(clock), ['Tron']);
-      expect(await status(tron.uuid)).toBe('NEW'); // a payment mined before expiredAt may still be confirmed
-      expect(await status(ethereum.uuid)).toBe('EXPIRED'); // Ethereum is not scanned here: the clock
-      await t.db.query("UPDATE chain_cursors SET scanned_block_time = $1 WHERE network = 'Tron'", [expiry]);
-      await expireOrders(t.db, new Date(clock), ['Tron']);
-      expect(await status(tron.uuid)).toBe('EXPIRED');
-    } finally {
-      await t.db.query("DELETE FROM chain_cursors WHERE network = 'Tron'");
-    }
-    await drain();
-    const [expired] = await receiver.waitFor(1, (d) => d.path === '/ok/chain-time-1');
-    expect(JSON.parse(expired!.body)).toMatchObject({ event: 'order.expired', occurredAt: tron.expiredAt, sequence: 1 });
   });
 
   it('lets several dispatchers share the outbox: each event is delivered once', async () => {

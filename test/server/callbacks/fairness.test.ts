@@ -8,7 +8,7 @@ import { CallbackDispatcher } from '../../../src/server/callbacks/dispatcher.js'
 import { DeliveryFairness, fairnessFor } from '../../../src/server/callbacks/fairness.js';
 
 const SIXTEEN_SLOTS = fairnessFor(16); // the dispatcher's default 16 slots: 4 per merchant and per destination
-import { expireOrders } from '../../../src/server/orders/deposits.js';
+import { expireOrders } from '../../../src/server/orders/expiry.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';

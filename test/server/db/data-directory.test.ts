@@ -4,7 +4,10 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openPlatform } from '../../../src/server/platform.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
 import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
+import { testConfig } from '../../support/platform.js';
 
 /** The mode of every entry under dir. The running database may remove a file between the listing and its
  * stat (a statistics temp file, a recycled WAL segment): an entry gone by then leaks nothing and is left out. */
@@ -46,4 +49,20 @@ describe('the data directory', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 180_000);
+});
+
+describe('the data directory within one process', () => {
+  it('refuses a second opening of the same data directory while the first holds it, and opens after it closed', async () => {
+    const dataDir = copiedDataDirectory('partner-lock-');
+    const config = { ...testConfig(), dataDir };
+    try {
+      const first = await openPlatform(config, { logger: false });
+      await expect(openPlatform(config, { logger: false })).rejects.toThrow(`is open in process ${process.pid}`);
+      await first.close();
+      const second = await openPlatform(config, { logger: false });
+      await second.close();
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -116,7 +116,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
     it('returns every field, the amount exact in whole units', async () => {
       const merchantId = t.merchant.merchantId;
       const created = await t.platform.withdrawals.create({
-        merchantId, externalId: 'wd-1', amountUnits: 12_500_001n, blockchain: 'Tron', destinationAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK',
+        merchantId, externalId: 'wd-1', amountUnits: 12_500_001n, blockchain: 'Tron', toAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK',
       });
       const { data, response } = await t.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: created.uuid } } });
       expect(response.status).toBe(200);
@@ -138,7 +138,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
 
     it('answers 404 for another merchant\'s withdrawal', async () => {
       const created = await t.platform.withdrawals.create({
-        merchantId: t.merchant.merchantId, externalId: 'wd-2', amountUnits: 1n, blockchain: 'Ethereum', destinationAddress: '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0',
+        merchantId: t.merchant.merchantId, externalId: 'wd-2', amountUnits: 1n, blockchain: 'Ethereum', toAddress: '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0',
       });
       const other = await t.createMerchant();
       const { response } = await t.client(other).GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: created.uuid } } });

@@ -1,4 +1,4 @@
-// The sandbox test helpers: withdrawals a merchant can create and advance, only in sandbox mode.
+// The sandbox test helpers: deposits a merchant can simulate (its withdrawals: test/server/withdrawals/), only in sandbox mode.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderRequest } from '../../fixtures/orders.js';
 import { hdVectors } from '../../fixtures/vectors.js';
@@ -46,37 +46,6 @@ describe.each(DATABASES)('sandbox helpers on %s', (kind) => {
     expect(await received()).toBe(2_500_200);
     expect((await deposit(1, { 'Idempotency-Key': 'has space' })).status).toBe(422);
     expect(await received()).toBe(2_500_200);
-  });
-
-  it('creates a test withdrawal, reads it back exactly and advances it once', async () => {
-    const created = await t.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify({ ...withdrawal, amount: 0.000001 }), headers: JSON_TYPE });
-    expect(created.status).toBe(201);
-    const { uuid } = (await created.json()) as { uuid: string };
-    const read = await t.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid } } });
-    expect(read.data).toMatchObject({ uuid, amount: 0.000001, status: 'PENDING', externalId: 'sb-wd-1' });
-
-    const done = await t.signed('POST', `/sandbox/v1/withdrawals/${uuid}/status`, { body: '{"status":"DONE"}', headers: JSON_TYPE });
-    expect(done.status).toBe(200);
-    expect(((await done.json()) as { status: string }).status).toBe('DONE');
-    const again = await t.signed('POST', `/sandbox/v1/withdrawals/${uuid}/status`, { body: '{"status":"FAILED"}', headers: JSON_TYPE });
-    expect(again.status).toBe(409);
-    expect(((await again.json()) as { code: string }).code).toBe('invalid_status_transition');
-  });
-
-  it('refuses a repeated externalId, too many decimals, a foreign address and another merchant', async () => {
-    const body = JSON.stringify({ ...withdrawal, externalId: 'sb-wd-2' });
-    expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body, headers: JSON_TYPE })).status).toBe(201);
-    expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body, headers: JSON_TYPE })).status).toBe(409);
-    const before = await t.count('withdrawals');
-    for (const bad of [{ amount: 1.0000001 }, { amount: 1e-7 }, { destinationAddress: '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0' }]) {
-      const response = await t.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify({ ...withdrawal, externalId: 'sb-wd-3', ...bad }), headers: JSON_TYPE });
-      expect(response.status).toBe(422);
-    }
-    expect(await t.count('withdrawals')).toBe(before);
-    const other = await t.createMerchant();
-    const [row] = await t.db.query<{ uuid: string }>("SELECT uuid FROM withdrawals WHERE external_id = 'sb-wd-2'");
-    const foreign = await t.signed('POST', `/sandbox/v1/withdrawals/${row!.uuid}/status`, { body: '{"status":"DONE"}', headers: JSON_TYPE, credentials: other });
-    expect(foreign.status).toBe(404);
   });
 });
 

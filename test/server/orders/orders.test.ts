@@ -6,7 +6,7 @@ import { createAddressDeriver } from '../../../src/server/addresses/derivation.j
 import { orderRequest } from '../../fixtures/orders.js';
 import { hdVectors } from '../../fixtures/vectors.js';
 import { decodeQr } from '../../support/qr.js';
-import { DATABASES, freshDatabase, startTestPlatform, testConfig, type TestPlatform } from '../../support/platform.js';
+import { DATABASES, startTestPlatform, testConfig, type TestPlatform } from '../../support/platform.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
 import { observedStatements } from '../../support/statements.js';
 
@@ -111,36 +111,6 @@ describe('addresses across restarts (PGlite in a data directory)', () => {
       expect(secondRun).toEqual([2, 3]);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
-
-  it('refuses a second opening of the same data directory while the first holds it, and opens after it closed', async () => {
-    const dataDir = copiedDataDirectory('partner-lock-');
-    const config = { ...testConfig(), dataDir };
-    try {
-      const first = await openPlatform(config, { logger: false });
-      await expect(openPlatform(config, { logger: false })).rejects.toThrow(`is open in process ${process.pid}`);
-      await first.close();
-      const second = await openPlatform(config, { logger: false });
-      await second.close();
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
-});
-
-describe('the master key', () => {
-  it('must be the one the database was created with', async () => {
-    const { db } = await freshDatabase('pglite');
-    try {
-      const first = await openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 1) }, { db, logger: false });
-      await first.merchants.create('m');
-      await first.close();
-      await expect(openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 2) }, { db, logger: false })).rejects.toThrow(/created with another master key/);
-      const again = await openPlatform({ ...testConfig(), secretKey: Buffer.alloc(32, 1) }, { db, logger: false });
-      await again.close();
-    } finally {
-      await db.close();
     }
   });
 });

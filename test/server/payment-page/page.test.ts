@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedDepositOrder } from '../../../src/client/index.js';
-import { expireOrders } from '../../../src/server/orders/deposits.js';
+import { expireOrders } from '../../../src/server/orders/expiry.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { axeViolations, launchChromium, loadAxe } from '../../support/chromium.js';
 import { startPartnerApi } from '../../support/partner-api.js';

@@ -1,4 +1,4 @@
-// One worker per job across instances. Each job (a network's scanner, the expiry job) runs only in the
+// One instance per job. Each job (a network's scanner, the expiry job) runs only in the
 // instance holding its lease: a row of job_leases that the holder renews at every round of the job and
 // that any other instance takes over once it has expired. Every time is the database's now(), so the
 // instances' clocks do not matter, and no connection is held for it: a holder whose host vanishes
@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../shared/logger.js';
 
-export type LeaderGauge = { set(labels: { job: string }, value: number): void };
+export type LeaseGauge = { set(labels: { job: string }, value: number): void };
 
 /** How long a lease lasts without renewal: longer than a round of any job, well under the 60 s bound. */
 export const LEASE_SECONDS = 30;
@@ -25,33 +25,33 @@ const CLAIM_SQL = `
    WHERE job_leases.holder = EXCLUDED.holder OR job_leases.expires_at <= now()
   RETURNING holder`;
 
-export class JobLeadership {
+export class JobLease {
   /** This instance's claim on the job: unique per process and job. */
   private readonly holder = randomUUID();
-  private leading = false;
+  private held = false;
 
   constructor(
     private readonly db: Database,
     readonly job: string,
     private readonly log?: Logger,
-    private readonly gauge?: LeaderGauge,
+    private readonly gauge?: LeaseGauge,
     private readonly leaseSeconds = LEASE_SECONDS,
   ) {}
 
   /** Whether this instance runs the job now: renews its lease, or takes it when it is free or expired. */
-  async isLeader(): Promise<boolean> {
-    // PGlite: one process owns the database (the data-directory lock), so it leads every job.
+  async holds(): Promise<boolean> {
+    // PGlite: one process owns the database (the data-directory lock), so it holds every job's lease.
     if (this.db.kind === 'pglite') {
       this.gauge?.set({ job: this.job }, 1);
       return true;
     }
-    let leads = false;
+    let holds = false;
     try {
-      leads = (await this.db.query(CLAIM_SQL, [this.job, this.holder, this.leaseSeconds])).length === 1;
+      holds = (await this.db.query(CLAIM_SQL, [this.job, this.holder, this.leaseSeconds])).length === 1;
     } finally {
-      this.report(leads);
+      this.report(holds);
     }
-    return leads;
+    return holds;
   }
 
   /** Gives the job up at a clean stop: another instance takes it at its next round, not at the lease's end. */
@@ -61,10 +61,10 @@ export class JobLeadership {
     this.report(false);
   }
 
-  private report(leads: boolean): void {
-    if (leads && !this.leading) this.log?.info?.({ job: this.job }, 'this instance now runs the job');
-    if (!leads && this.leading) this.log?.warn({ job: this.job }, 'this instance stopped running the job: its lease was taken over or could not be renewed');
-    this.leading = leads;
-    this.gauge?.set({ job: this.job }, leads ? 1 : 0);
+  private report(holds: boolean): void {
+    if (holds && !this.held) this.log?.info?.({ job: this.job }, 'this instance now runs the job');
+    if (!holds && this.held) this.log?.warn({ job: this.job }, 'this instance stopped running the job: its lease was taken over or could not be renewed');
+    this.held = holds;
+    this.gauge?.set({ job: this.job }, holds ? 1 : 0);
   }
 }

@@ -4,16 +4,16 @@ import { CallbackDispatcher } from '../callbacks/dispatcher.js';
 import { ChainScanner } from '../chain/scanner.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import { expireOrders } from '../orders/deposits.js';
+import { expireOrders } from '../orders/expiry.js';
 import { PRUNE_BATCH, pruneEvents } from '../callbacks/feed.js';
-import { JobLeadership, type LeaderGauge } from './leadership.js';
+import { JobLease, type LeaseGauge } from './lease.js';
 import { runRepeatedly } from '../shared/repeat.js';
 import type { ScannerGauges } from '../chain/scanner.js';
 import type { SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';
 import type { Logger } from '../shared/logger.js';
 
-export interface Workers {
+export interface Jobs {
   stop(): Promise<void>;
 }
 
@@ -22,8 +22,8 @@ const EXPIRY_BATCH = 500;
 const PRUNE_INTERVAL_MS = 3_600_000;
 
 
-/** Starts the workers; refuses (ScannerStartError) a network that cannot be scanned safely. */
-export async function startWorkers(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaderGauge?: LeaderGauge }): Promise<Workers> {
+/** Starts the jobs; refuses (ScannerStartError) a network that cannot be scanned safely. */
+export async function startJobs(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaseGauge?: LeaseGauge }): Promise<Jobs> {
   const { config, db, now, log } = deps;
   const scanners = (['Tron', 'Ethereum'] as const).flatMap((network) => {
     const { chain, confirmations } = config.networks[network];
@@ -34,27 +34,27 @@ export async function startWorkers(deps: { config: Config; db: Database; secrets
   const scannedNetworks = scanners.map((s) => s.network);
   const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });
   // Each scanner and the expiry job run in one instance at a time; the dispatcher runs in all (its claims are leased).
-  const lead = (job: string) => new JobLeadership(db, job, log, deps.leaderGauge);
-  const scanJobs = scanners.map((scanner) => ({ scanner, leadership: lead(`scan:${scanner.network}`) }));
-  const expiryLead = lead('expire-orders');
-  for (const { scanner, leadership } of scanJobs) scanner.start(() => leadership.isLeader());
+  const leaseOf = (job: string) => new JobLease(db, job, log, deps.leaseGauge);
+  const scanJobs = scanners.map((scanner) => ({ scanner, lease: leaseOf(`scan:${scanner.network}`) }));
+  const expiryLease = leaseOf('expire-orders');
+  for (const { scanner, lease } of scanJobs) scanner.start(() => lease.holds());
   dispatcher.start();
   const expiry = runRepeatedly(
     // A full batch: more are due. By the database's clock; orders of networks with a scan cursor by chain time.
-    async () => (await expiryLead.isLeader()) && (await expireOrders(db, undefined, scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
+    async () => (await expiryLease.holds()) && (await expireOrders(db, undefined, scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
     config.expiryIntervalSeconds * 1000,
     (error) => log?.warn({ err: error }, 'order expiry failed'),
   );
-  const pruneLead = lead('prune-events');
+  const pruneLease = leaseOf('prune-events');
   const prune = runRepeatedly(
-    async () => (await pruneLead.isLeader()) && (await pruneEvents(db, config.eventRetentionDays)) === PRUNE_BATCH,
+    async () => (await pruneLease.holds()) && (await pruneEvents(db, config.eventRetentionDays)) === PRUNE_BATCH,
     PRUNE_INTERVAL_MS,
     (error) => log?.warn({ err: error }, 'pruning events failed'),
   );
   return {
     async stop() {
       await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop(), prune.stop()]);
-      await Promise.all([...scanJobs.map((j) => j.leadership.release()), expiryLead.release(), pruneLead.release()]);
+      await Promise.all([...scanJobs.map((j) => j.lease.release()), expiryLease.release(), pruneLease.release()]);
     },
   };
 }

@@ -1,0 +1,72 @@
+// One delivery of a claimed outbox row over HTTP (docs/design.md#callbacks): signed per Standard
+// Webhooks with the merchant's callback secret, POSTed without following redirects, within the
+// timeout, to a destination the policy allows (checked again now, names by what they resolve to).
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { createCallbackSigner } from '../../signing/index.js';
+import type { SecretKeeper } from '../merchants/secrets.js';
+import type { Clock } from '../shared/time.js';
+import { callbackLookup, callbackUrlProblem, type CallbackPolicy } from './destinations.js';
+import { deliveryErrorKind, DeliveryTimeoutError, DestinationRefusedError, type DeliveryErrorKind } from './delivery-errors.js';
+import type { OutboxRow } from './outbox.js';
+
+export interface DeliveryResult {
+  statusCode: number | undefined;
+  latencyMs: number;
+  error: string | undefined;
+  /** Why there was no answer (a 2xx or not): undefined when the endpoint answered. */
+  errorKind?: DeliveryErrorKind | undefined;
+}
+
+export interface DeliveryOptions {
+  secrets: SecretKeeper;
+  policy: CallbackPolicy;
+  timeoutSeconds: number;
+  /** The clock of the webhook-timestamp header. */
+  now: Clock;
+}
+
+export async function deliver(row: OutboxRow, options: DeliveryOptions): Promise<DeliveryResult> {
+  const secret = options.secrets.callbackSecret(row.merchant_id, row.secret_version);
+  const timestamp = Math.floor(options.now() / 1000);
+  const signature = await createCallbackSigner(secret).sign({ id: row.webhook_id, timestamp, body: row.body });
+  const started = performance.now();
+  const url = new URL(row.url);
+  // Checked again at every delivery: the policy may have changed since the order was created, and
+  // names are judged by what they resolve to now (callbackLookup), IP literals here.
+  const refused = callbackUrlProblem(row.url, options.policy);
+  if (refused) return { statusCode: undefined, latencyMs: 0, error: `callback URL ${refused}`, errorKind: deliveryErrorKind(new DestinationRefusedError(refused)) };
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve) => {
+    const finish = (statusCode: number | undefined, error: Error | undefined) =>
+      resolve({ statusCode, latencyMs: Math.round(performance.now() - started), error: error?.message.slice(0, 500), errorKind: error && deliveryErrorKind(error) });
+    const request = send(
+      url,
+      {
+        method: 'POST',
+        lookup: callbackLookup(options.policy),
+        timeout: options.timeoutSeconds * 1000,
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(row.body),
+          'User-Agent': 'partner-api-callbacks/1',
+          'webhook-id': row.webhook_id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signature,
+        },
+      },
+      (response) => {
+        response.resume(); // the body is not read: only the status counts
+        response.on('end', () => finish(response.statusCode, undefined));
+        response.on('error', (error) => finish(response.statusCode, error));
+      },
+    );
+    // The whole delivery, not only socket idleness, must end within the timeout.
+    const timedOut = () => request.destroy(new DeliveryTimeoutError(`no answer within ${options.timeoutSeconds} s`));
+    const deadline = setTimeout(timedOut, options.timeoutSeconds * 1000);
+    request.on('close', () => clearTimeout(deadline));
+    request.on('timeout', timedOut);
+    request.on('error', (error) => finish(undefined, error));
+    request.end(row.body);
+  });
+}

@@ -1,0 +1,8 @@
+// `partner-api callbacks list` without --json: one line per callback, its state and its last attempt.
+import type { CallbackRecord } from '../callbacks/history.js';
+
+export function formatCallback(record: CallbackRecord): string {
+  const last = record.attempts.at(-1);
+  const outcome = last ? `${last.statusCode ?? 'no answer'} in ${last.latencyMs} ms${last.error ? ` (${last.error})` : ''}` : 'not attempted';
+  return `${record.webhookId}  ${record.event.padEnd(13)}  ${record.state.padEnd(9)}  ${record.attempts.length} attempt(s), last ${outcome}  order ${record.orderUuid}  → ${record.url}`;
+}

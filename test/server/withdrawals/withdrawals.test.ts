@@ -1,0 +1,46 @@
+// Withdrawals, created and advanced through the sandbox helpers: read back exactly, a status moved once,
+// a repeated externalId, a bad amount or address and another merchant refused.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+
+const JSON_TYPE = { 'Content-Type': 'application/json' };
+const withdrawal = { externalId: 'sb-wd-1', amount: 12.5, blockchain: 'Tron', destinationAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK' };
+
+describe.each(DATABASES)('withdrawals on %s', (kind) => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform(kind);
+  });
+  afterAll(() => t?.close());
+
+  it('creates a test withdrawal, reads it back exactly and advances it once', async () => {
+    const created = await t.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify({ ...withdrawal, amount: 0.000001 }), headers: JSON_TYPE });
+    expect(created.status).toBe(201);
+    const { uuid } = (await created.json()) as { uuid: string };
+    const read = await t.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid } } });
+    expect(read.data).toMatchObject({ uuid, amount: 0.000001, status: 'PENDING', externalId: 'sb-wd-1' });
+
+    const done = await t.signed('POST', `/sandbox/v1/withdrawals/${uuid}/status`, { body: '{"status":"DONE"}', headers: JSON_TYPE });
+    expect(done.status).toBe(200);
+    expect(((await done.json()) as { status: string }).status).toBe('DONE');
+    const again = await t.signed('POST', `/sandbox/v1/withdrawals/${uuid}/status`, { body: '{"status":"FAILED"}', headers: JSON_TYPE });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { code: string }).code).toBe('invalid_status_transition');
+  });
+
+  it('refuses a repeated externalId, too many decimals, a foreign address and another merchant', async () => {
+    const body = JSON.stringify({ ...withdrawal, externalId: 'sb-wd-2' });
+    expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body, headers: JSON_TYPE })).status).toBe(201);
+    expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body, headers: JSON_TYPE })).status).toBe(409);
+    const before = await t.count('withdrawals');
+    for (const bad of [{ amount: 1.0000001 }, { amount: 1e-7 }, { destinationAddress: '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0' }]) {
+      const response = await t.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify({ ...withdrawal, externalId: 'sb-wd-3', ...bad }), headers: JSON_TYPE });
+      expect(response.status).toBe(422);
+    }
+    expect(await t.count('withdrawals')).toBe(before);
+    const other = await t.createMerchant();
+    const [row] = await t.db.query<{ uuid: string }>("SELECT uuid FROM withdrawals WHERE external_id = 'sb-wd-2'");
+    const foreign = await t.signed('POST', `/sandbox/v1/withdrawals/${row!.uuid}/status`, { body: '{"status":"DONE"}', headers: JSON_TYPE, credentials: other });
+    expect(foreign.status).toBe(404);
+  });
+});
