@@ -28,8 +28,15 @@ export interface DispatcherOptions {
 }
 
 export class CallbackDispatcher {
-  private running: { stop(): void; settled(): Promise<void> } | undefined;
   private stopped = true;
+  /** The deliveries under way, one per slot taken. */
+  private readonly inFlight = new Set<Promise<void>>();
+  /** The claim under way, if any (one at a time). */
+  private claiming: Promise<OutboxRow[]> | undefined;
+  /** A refill was asked for while a claim was under way. */
+  private refillAfterClaim = false;
+  /** The next look for due rows while a slot is free. */
+  private idleTimer: NodeJS.Timeout | undefined;
   private readonly concurrency: number;
   private readonly policy: CallbackPolicy;
   private readonly fairness: DeliveryFairness;
@@ -73,68 +80,67 @@ export class CallbackDispatcher {
    */
   start(): void {
     this.stopped = false;
-    const inFlight = new Set<Promise<void>>();
-    let idle: NodeJS.Timeout | undefined;
-    let claiming: Promise<OutboxRow[]> | undefined;
-    // One claim at a time: a claim gives each merchant and destination the free share it sees, and a
-    // second claim beside it would hand out the same share again (a silent destination got 7 attempts
-    // before its breaker opened, where 6 are the most).
-    // A refill asked for meanwhile (a delivery's end, the idle timer) runs as soon as the claim ends.
-    let refillAfterClaim = false;
-    const fill = async (): Promise<void> => {
-      if (this.stopped) return;
-      if (claiming) {
-        refillAfterClaim = true;
-        return;
-      }
-      const free = this.concurrency - inFlight.size;
-      if (free <= 0) return;
-      refillAfterClaim = false;
-      let rows: OutboxRow[] = [];
-      try {
-        claiming = this.claim(free);
-        rows = await claiming;
-      } catch (error) {
-        this.options.log?.warn({ err: error }, 'claiming callbacks failed');
-      } finally {
-        claiming = undefined;
-      }
-      // Rows claimed while stopping are left to their lease: another run delivers them.
-      if (this.stopped) return;
-      for (const row of rows) {
-        const delivery: Promise<void> = this.attempt(row)
-          .catch((error: unknown) => this.options.log?.warn({ err: error, webhookId: row.webhook_id }, 'recording a callback attempt failed'))
-          .finally(() => {
-            inFlight.delete(delivery);
-            void fill();
-          });
-        inFlight.add(delivery);
-      }
-      if (refillAfterClaim) {
-        refillAfterClaim = false;
-        void fill();
-        return;
-      }
-      // A slot is still free: look for newly due rows after the interval (a finishing delivery also looks).
-      if (inFlight.size < this.concurrency) {
-        clearTimeout(idle);
-        idle = setTimeout(() => void fill(), this.options.config.dispatchIntervalMs);
-      }
-    };
-    this.running = {
-      stop: () => clearTimeout(idle),
-      settled: async () => {
-        await claiming?.catch(() => {});
-        await Promise.all(inFlight);
-      },
-    };
-    void fill();
+    void this.fill();
   }
 
   /** Stops claiming; the deliveries under way finish and are recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.running?.stop();
-    await this.running?.settled();
+    clearTimeout(this.idleTimer);
+    await this.claiming?.catch(() => {});
+    await Promise.all(this.inFlight);
+  }
+
+  /**
+   * Claims for the free slots and starts their deliveries. One claim at a time: a claim gives each
+   * merchant and destination the free share it sees, and a second claim beside it would hand out the
+   * same share again (a silent destination got 7 attempts before its breaker opened, where 6 are the
+   * most). A refill asked for meanwhile (a delivery's end, the idle timer) runs as soon as the claim ends.
+   */
+  private async fill(): Promise<void> {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.refillAfterClaim = true;
+      return;
+    }
+    const free = this.concurrency - this.inFlight.size;
+    if (free <= 0) return;
+    this.refillAfterClaim = false;
+    const rows = await this.claimOnce(free);
+    // Rows claimed while stopping are left to their lease: another run delivers them.
+    if (this.stopped) return;
+    for (const row of rows) this.launch(row);
+    if (this.refillAfterClaim) {
+      this.refillAfterClaim = false;
+      void this.fill();
+    } else if (this.inFlight.size < this.concurrency) {
+      // A slot is still free: look for newly due rows after the interval (a finishing delivery also looks).
+      clearTimeout(this.idleTimer);
+      this.idleTimer = setTimeout(() => void this.fill(), this.options.config.dispatchIntervalMs);
+    }
+  }
+
+  /** The one claim under way; a failed claim is logged and claims nothing. */
+  private async claimOnce(free: number): Promise<OutboxRow[]> {
+    try {
+      this.claiming = this.claim(free);
+      return await this.claiming;
+    } catch (error) {
+      this.options.log?.warn({ err: error }, 'claiming callbacks failed');
+      return [];
+    } finally {
+      this.claiming = undefined;
+    }
+  }
+
+  /** A delivery in one slot; its end frees the slot and refills. */
+  private launch(row: OutboxRow): void {
+    const delivery: Promise<void> = this.attempt(row)
+      .catch((error: unknown) => this.options.log?.warn({ err: error, webhookId: row.webhook_id }, 'recording a callback attempt failed'))
+      .finally(() => {
+        this.inFlight.delete(delivery);
+        void this.fill();
+      });
+    this.inFlight.add(delivery);
   }
 }

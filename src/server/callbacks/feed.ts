@@ -1,5 +1,5 @@
 // The events feed: a merchant's outbox rows, oldest first, from a cursor, with each event's body as it
-// was frozen for its callbacks; and the pruning that keeps them EVENT_RETENTION_DAYS.
+// was frozen for its callbacks (their retention: ./retention.ts).
 //
 // Order and gaps: events are read in the order of the transaction that wrote them (tx_id, then id), and
 // only those written by transactions older than every transaction still running. A transaction that
@@ -7,7 +7,7 @@
 // that is not visible yet. A long transaction (in any database of the server) delays the feed until it
 // ends; a read waits up to a second for one.
 import type { Database, Sql } from '../db/database.js';
-import type { CallbackState } from './history.js';
+import { DELIVERY_COLUMNS, deliverySummary, type DeliveryColumns, type DeliverySummary } from './history.js';
 
 /** Where a walk of the feed stands: the last event's transaction and id, and until when the walk has seen every event (ms). */
 export type FeedPosition = [txId: string, id: string, seenUntilMs: string];
@@ -27,37 +27,6 @@ export interface FeedEvent {
   delivery: DeliverySummary;
 }
 
-export interface DeliverySummary {
-  state: CallbackState;
-  url: string;
-  attempts: number;
-  nextAttemptAt?: string;
-  deliveredAt?: string;
-}
-
-/** The columns that describe an event's delivery, in the API's date shape (DeliverySummary). */
-export const DELIVERY_COLUMNS = `o.state, o.url, o.attempts,
-  to_char(o.next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS next_attempt_at,
-  to_char(o.delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS delivered_at`;
-
-export interface DeliveryColumns {
-  state: CallbackState;
-  url: string;
-  attempts: number;
-  next_attempt_at: string;
-  delivered_at: string | null;
-}
-
-export function deliverySummary(row: DeliveryColumns): DeliverySummary {
-  return {
-    state: row.state,
-    url: row.url,
-    attempts: row.attempts,
-    ...(row.state === 'pending' ? { nextAttemptAt: row.next_attempt_at } : {}),
-    ...(row.delivered_at ? { deliveredAt: row.delivered_at } : {}),
-  };
-}
-
 interface FeedRow extends DeliveryColumns {
   now_ms: string;
   held_back: boolean;
@@ -74,15 +43,6 @@ interface FeedRow extends DeliveryColumns {
 /** How long a read waits, at most, for older transactions to end when they hold committed events back. */
 const HELD_BACK_WAIT_MS = 1000;
 const HELD_BACK_STEP_MS = 20;
-
-/** A cursor seen until a moment older than this before the last pruning's horizon may have lost events after it. */
-const PRUNE_MARGIN_MS = 3_600_000;
-
-/** The cursor's walk reaches back past what pruning removed: events after it may be gone. */
-export async function feedPositionExpired(sql: Sql, position: FeedPosition): Promise<boolean> {
-  const [row] = await sql.query<{ value: string }>("SELECT value FROM platform_settings WHERE name = 'events_pruned_before'");
-  return row !== undefined && BigInt(position[2]) - BigInt(PRUNE_MARGIN_MS) < BigInt(row.value);
-}
 
 export async function readFeed(
   sql: Sql,
@@ -140,39 +100,4 @@ export async function readFeed(
 
 function maxOf(a: string, b: string): string {
   return BigInt(a) > BigInt(b) ? a : b;
-}
-
-/** Rows removed by one statement of the pruning, at most. */
-export const PRUNE_BATCH = 5000;
-
-/**
- * Removes the events older than the retention and their attempts, except each order's latest event
- * (its sequence goes on from there) and events still pending, and records the horizon first, so that a
- * cursor from before it is refused (410) instead of passing the removed events silently. The number
- * of events removed; a full batch means more are due.
- */
-export async function pruneEvents(db: Database, retentionDays: number): Promise<number> {
-  return db.transaction(async (tx) => {
-    const [horizon] = await tx.query<{ ms: string }>(
-      `SELECT (extract(epoch FROM now() - make_interval(days => $1)) * 1000)::bigint::text AS ms`,
-      [retentionDays],
-    );
-    await tx.query(
-      `INSERT INTO platform_settings (name, value) VALUES ('events_pruned_before', $1)
-       ON CONFLICT (name) DO UPDATE SET value = GREATEST(platform_settings.value::bigint, excluded.value::bigint)::text`,
-      [horizon!.ms],
-    );
-    const doomed = await tx.query<{ id: string }>(
-      `SELECT o.id::text AS id FROM callback_outbox o
-        WHERE o.created_at < timestamptz 'epoch' + $1::bigint * interval '1 millisecond' AND o.state <> 'pending'
-          AND EXISTS (SELECT 1 FROM callback_outbox later WHERE later.order_uuid = o.order_uuid AND later.sequence > o.sequence)
-        LIMIT $2`,
-      [horizon!.ms, PRUNE_BATCH],
-    );
-    if (doomed.length === 0) return 0;
-    const ids = doomed.map((row) => row.id);
-    await tx.query('DELETE FROM callback_attempts WHERE outbox_id = ANY($1::bigint[])', [ids]);
-    await tx.query('DELETE FROM callback_outbox WHERE id = ANY($1::bigint[])', [ids]);
-    return ids.length;
-  });
 }

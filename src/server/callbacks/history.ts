@@ -1,11 +1,42 @@
-// What the operator sees of callbacks (partner-api callbacks list|redeliver): every event with its
-// delivery state and every attempt (status, latency, error), and a way to send one again.
+// Callbacks' delivery history: what the operator sees (partner-api callbacks list: every event with its
+// delivery state and every attempt) and what a merchant sees of its own event (its deliveries). Sending
+// one again is ./redelivery.ts.
 import type { components } from '../../../generated/schema.js';
 import type { Database, Sql } from '../db/database.js';
-import { DELIVERY_COLUMNS, deliverySummary, type DeliveryColumns } from './feed.js';
 
 export const CALLBACK_STATES = ['pending', 'delivered', 'gone', 'failed'] as const;
 export type CallbackState = (typeof CALLBACK_STATES)[number];
+
+export interface DeliverySummary {
+  state: CallbackState;
+  url: string;
+  attempts: number;
+  nextAttemptAt?: string;
+  deliveredAt?: string;
+}
+
+/** The columns that describe an event's delivery, in the API's date shape (DeliverySummary). */
+export const DELIVERY_COLUMNS = `o.state, o.url, o.attempts,
+  to_char(o.next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS next_attempt_at,
+  to_char(o.delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS delivered_at`;
+
+export interface DeliveryColumns {
+  state: CallbackState;
+  url: string;
+  attempts: number;
+  next_attempt_at: string;
+  delivered_at: string | null;
+}
+
+export function deliverySummary(row: DeliveryColumns): DeliverySummary {
+  return {
+    state: row.state,
+    url: row.url,
+    attempts: row.attempts,
+    ...(row.state === 'pending' ? { nextAttemptAt: row.next_attempt_at } : {}),
+    ...(row.delivered_at ? { deliveredAt: row.delivered_at } : {}),
+  };
+}
 
 export interface CallbackAttempt {
   at: string;
@@ -66,40 +97,6 @@ export async function listCallbacks(db: Database, filter: { state?: CallbackStat
   }));
 }
 
-/** A redelivery asked for while an attempt of the same event is under way. */
-export class CallbackInFlightError extends Error {}
-
-/**
- * Makes the event due again now, under the same webhook-id. Refused while a dispatcher holds a live
- * lease on it (an attempt is under way): the event would go out twice at once. A lease that ran out
- * (its dispatcher died) is taken over, and that dispatcher's late result no longer counts.
- */
-export async function redeliverCallback(db: Database, webhookId: string): Promise<CallbackRecord | undefined> {
-  const orderUuid = await makeDueAgain(db, webhookId, undefined);
-  if (orderUuid === undefined) return undefined;
-  return (await listCallbacks(db, { order: orderUuid, limit: 10_000 })).find((r) => r.webhookId === webhookId);
-}
-
-/**
- * The redelivery itself, for the operator (any merchant's event) or a merchant (`merchantId`: its own
- * only): the order's uuid, or undefined when there is no such event.
- */
-async function makeDueAgain(db: Database, webhookId: string, merchantId: string | undefined): Promise<string | undefined> {
-  // The database's clock, as the dispatchers' leases: one clock for every instance and command.
-  const [row] = await db.query<{ order_uuid: string }>(
-    `UPDATE callback_outbox SET state = 'pending', next_attempt_at = now(), lease_token = NULL
-      WHERE webhook_id = $1 AND ($2::uuid IS NULL OR merchant_id = $2) AND NOT (lease_token IS NOT NULL AND next_attempt_at > now()) RETURNING order_uuid`,
-    [webhookId, merchantId ?? null],
-  );
-  if (row) return row.order_uuid;
-  const [inFlight] = await db.query<{ next_attempt_at: Date }>(
-    'SELECT next_attempt_at FROM callback_outbox WHERE webhook_id = $1 AND ($2::uuid IS NULL OR merchant_id = $2)',
-    [webhookId, merchantId ?? null],
-  );
-  if (inFlight) throw new CallbackInFlightError(`callback ${webhookId} is being delivered right now (its attempt's lease ends ${inFlight.next_attempt_at.toISOString()}): try again after`);
-  return undefined;
-}
-
 export type EventDeliveries = components['schemas']['EventDeliveries'];
 type DeliveryAttempt = components['schemas']['DeliveryAttempt'];
 
@@ -133,7 +130,3 @@ export async function eventDeliveries(sql: Sql, merchantId: string, webhookId: s
   };
 }
 
-/** A merchant's redelivery of its own event: its deliveries after it, or undefined when it has no such event. */
-export async function redeliverEvent(db: Database, merchantId: string, webhookId: string): Promise<EventDeliveries | undefined> {
-  return (await makeDueAgain(db, webhookId, merchantId)) === undefined ? undefined : eventDeliveries(db, merchantId, webhookId);
-}

@@ -1,7 +1,8 @@
 // The operator's commands of `partner-api`, one entry each: its words, its own flags, an example and
 // what it runs. Adding a command or a flag is an edit here; parsing, help and errors are in ../cli.ts.
 import { isAddress } from '../addresses/derivation.js';
-import { CALLBACK_STATES, CallbackInFlightError, listCallbacks, redeliverCallback, type CallbackState } from '../callbacks/history.js';
+import { CALLBACK_STATES, listCallbacks, type CallbackState } from '../callbacks/history.js';
+import { CallbackInFlightError, redeliverCallback } from '../callbacks/redelivery.js';
 import { formatCallback } from './callback-format.js';
 import { addressesExport, exportFilters } from './address-export.js';
 import { chainResumeCommand, depositsRescanCommand } from './chain-commands.js';

@@ -3,8 +3,10 @@
 // are bound to the merchant and to the walk's filters (shared/cursors.ts).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { operations } from '../../../generated/schema.js';
-import { CallbackInFlightError, eventDeliveries, redeliverEvent } from '../callbacks/history.js';
-import { feedPositionExpired, readFeed, type FeedEvent, type FeedPosition } from '../callbacks/feed.js';
+import { eventDeliveries } from '../callbacks/history.js';
+import { readFeed, type FeedEvent, type FeedPosition } from '../callbacks/feed.js';
+import { CallbackInFlightError, redeliverEvent } from '../callbacks/redelivery.js';
+import { feedPositionExpired } from '../callbacks/retention.js';
 import type { Database } from '../db/database.js';
 import type { RowPosition } from '../db/pages.js';
 import type { Orders } from '../orders/orders.js';

@@ -5,7 +5,7 @@ import { ChainScanner } from '../chain/scanner.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { expireOrders } from '../orders/expiry.js';
-import { PRUNE_BATCH, pruneEvents } from '../callbacks/feed.js';
+import { PRUNE_BATCH, pruneEvents } from '../callbacks/retention.js';
 import { JobLease, type LeaseGauge } from './lease.js';
 import { runRepeatedly } from '../shared/repeat.js';
 import type { ScannerGauges } from '../chain/scanner.js';

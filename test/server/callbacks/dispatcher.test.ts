@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifyCallback, type DepositOrder, type DepositOrderCallback } from '../../../src/client/index.js';
 import { CallbackDispatcher } from '../../../src/server/callbacks/dispatcher.js';
 import { nextAttemptDelayMs } from '../../../src/server/callbacks/outbox.js';
-import { CallbackInFlightError, redeliverCallback } from '../../../src/server/callbacks/history.js';
+import { CallbackInFlightError, redeliverCallback } from '../../../src/server/callbacks/redelivery.js';
 import { enqueueCallback } from '../../../src/server/callbacks/outbox.js';
 import type { Database } from '../../../src/server/db/database.js';
 import { createContractAjv } from '../../../src/server/http/contract-ajv.js';

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DepositOrder, EventPage, Problem } from '../../../src/client/index.js';
 import type { MerchantCredentials } from '../../../src/server/merchants/secrets.js';
-import { pruneEvents } from '../../../src/server/callbacks/feed.js';
+import { pruneEvents } from '../../../src/server/callbacks/retention.js';
 import { openPostgres } from '../../../src/server/db/database.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
