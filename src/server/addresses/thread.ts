@@ -20,27 +20,28 @@ export type AddressReply = [id: number, issued: (IssuedAddress | string)[]];
 // From the TypeScript sources (tests, benches) the thread needs tsx to load its module; the built
 // platform runs the compiled thread-entry.js with plain node.
 const fromSources = import.meta.url.endsWith('.ts');
-const WORKER = new URL(fromSources ? './thread-entry.ts' : './thread-entry.js', import.meta.url);
+const ENTRY = new URL(fromSources ? './thread-entry.ts' : './thread-entry.js', import.meta.url);
 
 type Waiting = Map<number, { resolve: (issued: (IssuedAddress | Error)[]) => void; reject: (error: Error) => void }>;
 
 export class AddressThread {
-  private thread: { worker: Worker; waiting: Waiting } | undefined;
+  private thread: { handle: Worker; waiting: Waiting } | undefined;
   private nextId = 0;
 
   constructor(private readonly xpubs: Record<Network, string>) {}
 
-  private start(): { worker: Worker; waiting: Waiting } {
+  private start(): { handle: Worker; waiting: Waiting } {
     const workerData = this.xpubs;
-    const worker = fromSources
-      ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER.href)}); })`, { eval: true, workerData })
-      : new Worker(WORKER, { workerData });
-    const thread = { worker, waiting: new Map() as Waiting };
-    worker.on('message', ([id, issued]: AddressReply) => {
+    // Node calls a thread's handle a Worker; here it is the address thread, nothing else.
+    const handle = fromSources
+      ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(ENTRY.href)}); })`, { eval: true, workerData })
+      : new Worker(ENTRY, { workerData });
+    const thread = { handle, waiting: new Map() as Waiting };
+    handle.on('message', ([id, issued]: AddressReply) => {
       thread.waiting.get(id)?.resolve(issued.map((one) => (typeof one === 'string' ? new RangeError(one) : one)));
       thread.waiting.delete(id);
       // Idle, it lets the process end; once close() has let go of it, it keeps the process until it exits.
-      if (thread.waiting.size === 0 && this.thread === thread) worker.unref();
+      if (thread.waiting.size === 0 && this.thread === thread) handle.unref();
     });
     // A thread that dies fails what it was asked; the next request starts a new one.
     const fail = (error: Error) => {
@@ -48,19 +49,19 @@ export class AddressThread {
       for (const { reject } of thread.waiting.values()) reject(error);
       thread.waiting.clear();
     };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`the address thread exited with code ${code}`)));
+    handle.on('error', fail);
+    handle.on('exit', (code) => fail(new Error(`the address thread exited with code ${code}`)));
     // An idle thread does not keep the process alive; one with requests waiting does (see issue).
-    worker.unref();
+    handle.unref();
     return thread;
   }
 
   /** The address of each index and its QR code (or the error of an index that has none): one message each way. */
   issue(indexes: readonly (readonly [Network, number])[]): Promise<(IssuedAddress | Error)[]> {
-    const { worker, waiting } = (this.thread ??= this.start());
+    const { handle, waiting } = (this.thread ??= this.start());
     const id = this.nextId++;
-    if (waiting.size === 0) worker.ref();
-    worker.postMessage([id, indexes]);
+    if (waiting.size === 0) handle.ref();
+    handle.postMessage([id, indexes]);
     return new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
   }
 
@@ -74,9 +75,9 @@ export class AddressThread {
     this.thread = undefined;
     if (!thread) return;
     // Gone either way: ended after its work, or died on it (that error went to 'error' above).
-    const exited = new Promise((resolve) => thread.worker.once('exit', resolve));
-    thread.worker.ref(); // the process waits for it
-    thread.worker.postMessage(STOP);
+    const exited = new Promise((resolve) => thread.handle.once('exit', resolve));
+    thread.handle.ref(); // the process waits for it
+    thread.handle.postMessage(STOP);
     await exited;
   }
 }

@@ -5,10 +5,10 @@ import { NonPublicDestinationError, SpecialUseNameError } from './destinations.j
 
 export type DeliveryErrorKind = components['schemas']['DeliveryError'];
 
-/** Thrown by the dispatcher when an attempt's whole time ran out. */
+/** Thrown by a delivery (delivery.ts) when an attempt's whole time ran out. */
 export class DeliveryTimeoutError extends Error {}
 
-/** Thrown by the dispatcher when the callback URL is refused by the policy before any connection. */
+/** A delivery's refusal (delivery.ts) of a callback URL the policy does not allow, before any connection. */
 export class DestinationRefusedError extends Error {}
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|HOSTNAME_MISMATCH$|ERR_OSSL_)/;
