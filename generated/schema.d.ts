@@ -259,6 +259,13 @@ export interface components {
         DepositOrder: components["schemas"]["DepositOrderCore"] & {
             receivedAmount: components["schemas"]["ReceivedAmount"];
             paymentUrl: components["schemas"]["PaymentUrl"];
+            /**
+             * @description Transfers the chain shows to the order's address but has not confirmed yet, each with its
+             *     confirmations so far: show your customer "payment seen, confirming". They are not in
+             *     `receivedAmount` until confirmed. The platform sends this field on every read (empty when there
+             *     are none); the sandbox's simulated deposits are confirmed at once and never appear here.
+             */
+            unconfirmedDeposits?: components["schemas"]["UnconfirmedDeposit"][];
         };
         /**
          * @description The body of a callback: the order as the read endpoint returns it (without `paymentUrl`, which does
@@ -591,6 +598,32 @@ export interface components {
          * @example https://pay.partner-platform.test/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/q7Xm2Zr8Jv4Hn1Ck5Tp9Ww
          */
         PaymentUrl: string;
+        /**
+         * @description A transfer to the order's address that the chain shows but has not confirmed yet: it is not in
+         *     `receivedAmount`, and it may still vanish (a reorganisation of the chain). Once confirmed it is
+         *     credited exactly once, with its callback, and leaves this list.
+         */
+        UnconfirmedDeposit: {
+            /**
+             * @description The hash of the chain transaction that carries the transfer.
+             * @example 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+             */
+            txId: string;
+            /** @description The transfer's amount, in the smallest unit. */
+            amount: components["schemas"]["TokenAmount"];
+            /**
+             * Format: int64
+             * @description Blocks on top of the transfer's block, its own included, when the platform last looked.
+             * @example 3
+             */
+            confirmations: number;
+            /**
+             * Format: int64
+             * @description The confirmations at which it is credited (the network's setting; with finality by the node's `finalized` tag, an estimate).
+             * @example 12
+             */
+            requiredConfirmations: number;
+        };
         /**
          * @description Opaque; pass it as `cursor` to read the next page.
          * @example eyJwIjpbIjE3NjM3MjAyMDAwMDAwMDAiLCIwYjlhNmYxZSJdfQ.Xq3hV0y2bQ1tRk8sLm9pAw
@@ -1043,6 +1076,7 @@ export type TokenAmount = components['schemas']['TokenAmount'];
 export type DepositOrderCore = components['schemas']['DepositOrderCore'];
 export type ReceivedAmount = components['schemas']['ReceivedAmount'];
 export type PaymentUrl = components['schemas']['PaymentUrl'];
+export type UnconfirmedDeposit = components['schemas']['UnconfirmedDeposit'];
 export type NextCursor = components['schemas']['NextCursor'];
 export type CallbackUrl = components['schemas']['CallbackUrl'];
 export type ReturnUrl = components['schemas']['ReturnUrl'];
