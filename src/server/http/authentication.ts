@@ -19,6 +19,16 @@ interface CachedMerchant {
 const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 10_000;
 
+/** A refusal of a request the merchant did sign (a timestamp out of the window): counted on the merchant's quota. */
+export class MerchantRefusal extends Error {
+  constructor(
+    readonly merchant: Merchant,
+    readonly problem: ProblemError,
+  ) {
+    super(problem.detail);
+  }
+}
+
 export interface Authenticator {
   /** The merchant that signed the request; throws a 401 ProblemError naming the failed check. */
   authenticate(request: FastifyRequest, rawBody: Uint8Array | undefined): Promise<Merchant>;
@@ -75,20 +85,17 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
       if (apiKey!.length > 128) throw new ProblemError(401, 'unknown_api_key', 'No merchant has this API key.');
 
       const serverTime = Math.floor(now() / 1000);
-      if (Math.abs(serverTime - Number(timestamp)) > toleranceSeconds) {
-        throw new ProblemError(
-          401,
-          'timestamp_out_of_window',
-          `X-Timestamp ${timestamp} is more than ${toleranceSeconds} s from the server's time ${serverTime}.`,
-          { serverTime },
-        );
-      }
+      const outOfWindow =
+        Math.abs(serverTime - Number(timestamp)) > toleranceSeconds &&
+        new ProblemError(401, 'timestamp_out_of_window', `X-Timestamp ${timestamp} is more than ${toleranceSeconds} s from the server's time ${serverTime}.`, { serverTime });
       const entry = await lookup(apiKey!);
-      if (!entry) throw new ProblemError(401, 'unknown_api_key', 'No merchant has this API key.');
+      if (!entry) throw outOfWindow || new ProblemError(401, 'unknown_api_key', 'No merchant has this API key.');
       const parts = { timestamp: timestamp!, method: request.method, target: request.raw.url ?? '', body: rawBody };
       if (!(await entry.signer.verify(parts, signature!))) {
-        throw new ProblemError(401, 'invalid_signature', 'X-Signature does not match the request; sign X-Timestamp + METHOD + request target + raw body.');
+        throw outOfWindow || new ProblemError(401, 'invalid_signature', 'X-Signature does not match the request; sign X-Timestamp + METHOD + request target + raw body.');
       }
+      // Signed by the merchant, only at the wrong time (a clock off): its own mistake, on its own budget.
+      if (outOfWindow) throw new MerchantRefusal(entry.merchant, outOfWindow);
       return entry.merchant;
     },
   };
@@ -130,6 +137,13 @@ export function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
     try {
       merchant = await authenticator.authenticate(request, raw);
     } catch (error) {
+      if (error instanceof MerchantRefusal) {
+        // A merchant that authenticates is judged by its own budget, never by its address's failures.
+        const state = rateLimiter.take(`merchant:${error.merchant.id}`);
+        reply.headers(rateLimiter.headers(state));
+        if (!state.allowed) throw new ProblemError(429, 'rate_limited', `The quota (${rateLimiter.policy}) is used up; retry in ${state.resetSeconds} s.`);
+        throw error.problem;
+      }
       // Only a failure is charged to the caller's address, once the lookup or the check has failed:
       // a correctly signed request of an existing merchant never pays for other callers' failures,
       // even from the same address (one NAT, or a proxy not listed in TRUSTED_PROXIES).

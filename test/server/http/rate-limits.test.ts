@@ -56,6 +56,13 @@ describe.each(DATABASES)('101 made-up keys from one address, on %s', (kind) => {
     expect((await madeUp(t, 1000)).status).toBe(429);
     const forged = await t.signed('GET', ORDER_PATH, { credentials: { ...merchant, apiSecret: 'sk_test_wrong' } });
     expect(forged.status).toBe(429);
+    // The merchant's own mistake, a clock 10 minutes off, is answered precisely (its budget, not the address's).
+    const skewed = await t.signed('GET', ORDER_PATH, { credentials: merchant, timestamp: Math.floor(Date.now() / 1000) - 600 });
+    expect(skewed.status).toBe(401);
+    expect(((await skewed.json()) as { code: string }).code).toBe('timestamp_out_of_window');
+    // A stale timestamp with a signature that is not the merchant's stays the address's failure.
+    const staleForged = await t.signed('GET', ORDER_PATH, { credentials: { ...merchant, apiSecret: 'sk_test_wrong' }, timestamp: Math.floor(Date.now() / 1000) - 600 });
+    expect(staleForged.status).toBe(429);
   });
 });
 
