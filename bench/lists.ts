@@ -37,10 +37,12 @@ const PAGE = 100;
 const DEEP_PAGES = 10_000;
 const SECRET_KEY = Buffer.alloc(32, 32).toString('base64');
 /** The 009 indexes a create writes into (withdrawals_merchant_created is written by withdrawals, callback_outbox_feed by events). */
-const CREATE_INDEXES = {
+const CREATE_INDEXES: Record<string, string> = {
   deposit_orders_merchant_created: 'CREATE INDEX deposit_orders_merchant_created ON deposit_orders (merchant_id, created_at, uuid)',
   deposit_orders_merchant_updated: 'CREATE INDEX deposit_orders_merchant_updated ON deposit_orders (merchant_id, updated_at)',
 };
+/** The 009 indexes the lists and the feed read, whose size is reported. */
+const READ_INDEXES = [...Object.keys(CREATE_INDEXES), 'callback_outbox_feed'];
 
 interface Figures {
   rps: number;
@@ -161,6 +163,8 @@ interface Loaded {
   sample: string[];
   loadSeconds: number;
   tableMb: number;
+  /** The 009 indexes' sizes, MB. */
+  indexMb: Record<string, number>;
 }
 
 /** The merchant's orders and events, and the other merchants' around them; ANALYZE; the deep positions. */
@@ -195,7 +199,13 @@ async function bulkLoad(db: Database, apiKey: string, count: number): Promise<Lo
   const picks = Array.from({ length: 1000 }, () => `bulk-${1 + Math.floor(Math.random() * count)}`);
   const sample = (await db.query<{ uuid: string }>('SELECT uuid::text AS uuid FROM deposit_orders WHERE merchant_id = $1 AND external_id = ANY($2::text[])', [merchantId, picks])).map((r) => r.uuid);
   const [size] = await db.query<{ bytes: string }>("SELECT pg_total_relation_size('deposit_orders')::text AS bytes");
+  const indexMb: Record<string, number> = {};
+  for (const name of READ_INDEXES) {
+    const [index] = await db.query<{ bytes: string }>('SELECT pg_relation_size($1::regclass)::text AS bytes', [name]);
+    indexMb[name] = Number(index!.bytes) / 2 ** 20;
+  }
   return {
+    indexMb,
     merchantId,
     orders: count,
     deepOrders: [row!.micros, row!.uuid],
@@ -254,8 +264,12 @@ interface Result {
   feedDeep: Figures;
   postWith: Figures;
   postWithout: Figures;
+  postWithAgain: Figures;
   insertWith: Omit<Figures, 'bytes'>;
   insertWithout: Omit<Figures, 'bytes'>;
+  insertWithAgain: Omit<Figures, 'bytes'>;
+  /** Seconds to build the two indexes again on the loaded table. */
+  rebuildSeconds: number;
   explain: Awaited<ReturnType<typeof explainDeep>>;
 }
 
@@ -323,34 +337,47 @@ async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string 
     const list20 = await measure('first page of 20', () => ({ path: paths.list20 }));
     const feedFirst = await measure('feed, first page of 100', () => ({ path: paths.feedFirst }));
     const feedDeep = await measure('feed, deep page of 100', () => ({ path: paths.feedDeep }));
+    await platform.stop();
+
+    // A create with the indexes and without: each on a server started afresh, after a warm-up, beside
+    // a raw one-row INSERT loop on the same table (no HTTP, no address pool) just before it.
     let m = 0;
     const post = () => {
       const body = JSON.stringify(orderRequest(`lists-${process.pid}-${kind}-${m++}`));
       return { method: 'POST' as const, path: '/partner/v1/platforms/orders', body };
     };
-    const postWith = await measure('POST order, with the 009 indexes', post, '201');
-    await platform.stop();
-
-    db = await openDirect();
     const qr = addressQr('TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK');
-    const insertWith = await rawOrderInsert(db, loaded.merchantId, qr, 1_500_000_000);
-    for (const name of Object.keys(CREATE_INDEXES)) await db.query(`DROP INDEX ${name}`);
-    const insertWithout = await rawOrderInsert(db, loaded.merchantId, qr, 1_600_000_000);
-    await db.close();
-    console.log(`${kind} raw INSERT: with ${Math.round(insertWith.rps)}/s p99 ${insertWith.p99.toFixed(1)} ms, without ${Math.round(insertWithout.rps)}/s p99 ${insertWithout.p99.toFixed(1)} ms`);
-
-    platform = await startPartnerApi(env);
-    const postWithout = await (async () => {
+    const creates = async (label: string, firstIndex: number, before?: (db: Database) => Promise<void>) => {
+      const direct = await openDirect();
+      await before?.(direct);
+      const insert = await rawOrderInsert(direct, loaded.merchantId, qr, firstIndex);
+      await direct.close();
+      const server = await startPartnerApi(env);
       try {
-        await load(platform.baseUrl, credentials, post, 2, '201');
-        return await load(platform.baseUrl, credentials, post, SECONDS, '201');
+        await load(server.baseUrl, credentials, post, 3, '201');
+        const figures = await load(server.baseUrl, credentials, post, SECONDS, '201');
+        console.log(`${kind} creates ${label}: raw INSERT ${Math.round(insert.rps)}/s p99 ${insert.p99.toFixed(1)} ms; POST ${Math.round(figures.rps)} req/s p99 ${figures.p99} ms`);
+        return { insert, post: figures };
       } finally {
-        await platform.stop();
+        await server.stop();
       }
-    })();
-    console.log(`${kind} POST order without the indexes: ${Math.round(postWithout.rps)} req/s, p99 ${postWithout.p99} ms`);
+    };
+    // A, B, A: with the indexes, without, with them again, so that what the runs' order does (a table
+    // that grows, a machine that is busier) shows apart from what the indexes do.
+    const withIndexes = await creates('with the 009 indexes', 1_500_000_000);
+    const withoutIndexes = await creates('without them', 1_600_000_000, async (direct) => {
+      for (const name of Object.keys(CREATE_INDEXES)) await direct.query(`DROP INDEX ${name}`);
+    });
+    let rebuildSeconds = 0;
+    const withAgain = await creates('with the 009 indexes again', 1_700_000_000, async (direct) => {
+      const started = performance.now();
+      for (const statement of Object.values(CREATE_INDEXES)) await direct.query(statement);
+      rebuildSeconds = (performance.now() - started) / 1000;
+    });
+    const [postWith, postWithout, insertWith, insertWithout] = [withIndexes.post, withoutIndexes.post, withIndexes.insert, withoutIndexes.insert];
+    const [postWithAgain, insertWithAgain] = [withAgain.post, withAgain.insert];
     const { sample: _sample, ...rest } = loaded;
-    return { database: kind, loaded: rest, first, deep, single, list20, feedFirst, feedDeep, postWith, postWithout, insertWith, insertWithout, explain };
+    return { database: kind, loaded: rest, first, deep, single, list20, feedFirst, feedDeep, postWith, postWithout, postWithAgain, insertWith, insertWithout, insertWithAgain, rebuildSeconds, explain };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -392,8 +419,6 @@ try {
       row('single read `GET /partner/v2/platforms/orders/{uuid}`, random orders', r.single),
       row('events feed, first page of 100', r.feedFirst),
       row(`events feed, deep page of 100 (after ${(r.loaded.deepEventsOffset / PAGE).toLocaleString('en-US')} pages)`, r.feedDeep),
-      row('signed POST order, with the 009 indexes', r.postWith),
-      row('signed POST order, `deposit_orders_merchant_created` and `_updated` dropped', r.postWithout),
       '',
       '| ratio of p99s | measured | goal |',
       '|---|---:|---:|',
@@ -402,12 +427,14 @@ try {
       `| list page of 100 / single read | ${ratio(r.first.p99, r.single.p99, 3)} | ≤ 3 |`,
       `| list page of 20 / single read | ${ratio(r.list20.p99, r.single.p99, 3)} | ≤ 3 |`,
       '',
-      `| what the two indexes cost a create | with the indexes | without | the indexes' cost |`,
-      '|---|---:|---:|---:|',
-      `| raw one-row INSERT into deposit_orders, ${CONNECTIONS} loops, ${INSERT_SECONDS} s: rows/s | ${Math.round(r.insertWith.rps).toLocaleString('en-US')} | ${Math.round(r.insertWithout.rps).toLocaleString('en-US')} | ${cost(r.insertWithout.rps, r.insertWith.rps)} of the rate |`,
-      `| raw one-row INSERT: p50 / p99 ms | ${ms(r.insertWith.p50)} / ${ms(r.insertWith.p99)} | ${ms(r.insertWithout.p50)} / ${ms(r.insertWithout.p99)} | ${(r.insertWith.p50 - r.insertWithout.p50).toFixed(2)} ms at p50 |`,
-      `| signed POST order: req/s | ${Math.round(r.postWith.rps).toLocaleString('en-US')} | ${Math.round(r.postWithout.rps).toLocaleString('en-US')} | ${cost(r.postWithout.rps, r.postWith.rps)} of the rate |`,
-      `| signed POST order: p99 ms | ${ms(r.postWith.p99)} | ${ms(r.postWithout.p99)} | |`,
+      `| what the two indexes cost a create (runs in this order) | with the indexes | without | with them again | the indexes' cost (with both runs with them) |`,
+      '|---|---:|---:|---:|---:|',
+      `| raw one-row INSERT into deposit_orders, ${CONNECTIONS} loops, ${INSERT_SECONDS} s: rows/s | ${Math.round(r.insertWith.rps).toLocaleString('en-US')} | ${Math.round(r.insertWithout.rps).toLocaleString('en-US')} | ${Math.round(r.insertWithAgain.rps).toLocaleString('en-US')} | ${cost(r.insertWithout.rps, r.insertWith.rps)}, ${cost(r.insertWithout.rps, r.insertWithAgain.rps)} of the rate |`,
+      `| raw one-row INSERT: p50 / p99 ms | ${ms(r.insertWith.p50)} / ${ms(r.insertWith.p99)} | ${ms(r.insertWithout.p50)} / ${ms(r.insertWithout.p99)} | ${ms(r.insertWithAgain.p50)} / ${ms(r.insertWithAgain.p99)} | ${(r.insertWith.p50 - r.insertWithout.p50).toFixed(2)}, ${(r.insertWithAgain.p50 - r.insertWithout.p50).toFixed(2)} ms at p50 |`,
+      `| signed POST order: req/s | ${Math.round(r.postWith.rps).toLocaleString('en-US')} | ${Math.round(r.postWithout.rps).toLocaleString('en-US')} | ${Math.round(r.postWithAgain.rps).toLocaleString('en-US')} | ${cost(r.postWithout.rps, r.postWith.rps)}, ${cost(r.postWithout.rps, r.postWithAgain.rps)} of the rate |`,
+      `| signed POST order: p50 / p99 ms | ${ms(r.postWith.p50)} / ${ms(r.postWith.p99)} | ${ms(r.postWithout.p50)} / ${ms(r.postWithout.p99)} | ${ms(r.postWithAgain.p50)} / ${ms(r.postWithAgain.p99)} | |`,
+      '',
+      `The 009 indexes' sizes: ${Object.entries(r.loaded.indexMb).map(([name, mb]) => `\`${name}\` ${mb.toFixed(0)} MB`).join(', ')} (deposit_orders with all its indexes: ${r.loaded.tableMb.toFixed(0)} MB); building the two on the loaded table took ${r.rebuildSeconds.toFixed(1)} s.`,
       '',
       `EXPLAIN (ANALYZE, BUFFERS) of the deep pages' statements: orders ${r.explain.ordersVerdict.indexRange && !r.explain.ordersVerdict.fullScanOrSort ? 'one range of `deposit_orders_merchant_created` read backwards, no sort, no sequential scan' : 'NOT an index range alone (see lists.json)'}; feed ${r.explain.feedVerdict.indexRange && !r.explain.feedVerdict.fullScanOrSort ? 'one range of `callback_outbox_feed`, no sort, no sequential scan' : 'NOT an index range alone (see lists.json)'}.`,
       '',
