@@ -129,7 +129,10 @@ export function buildApp(deps: AppDeps): App {
     authenticator: createAuthenticator(deps.merchants, deps.config.timestampToleranceSeconds, deps.now),
     rateLimiter: createRateLimiter(deps.config.rateLimit.limit, deps.config.rateLimit.windowSeconds, deps.now),
   };
-  const paymentLinks = new PaymentLinks(deps.paymentPageKey, () => deps.config.publicUrl ?? listenUrl(fastify.server.address()));
+  // The listen address, read once the server listens (a getsockname system call a read, 100 a list page of 100).
+  let listening: string | undefined;
+  const listenBase = () => (listening ??= fastify.server.listening ? listenUrl(fastify.server.address()) : undefined) ?? listenUrl(null);
+  const paymentLinks = new PaymentLinks(deps.paymentPageKey, () => deps.config.publicUrl ?? listenBase());
   partnerRoutes(fastify, {
     ...guard,
     paymentLinks,
