@@ -86,10 +86,18 @@ export interface CallbackPolicy {
   requireHttps: boolean;
   /** Private and loopback receivers allowed: only when the operator sets ALLOW_PRIVATE_CALLBACKS, in either mode. */
   allowPrivate: boolean;
+  /**
+   * Live mode: a name that can only resolve inside a network (one label, `intranet`; `printer.local`,
+   * `shop.internal`, `metadata.google.internal`) is refused when the URL is given, not accepted and
+   * failed at delivery. Names reserved never to resolve anywhere (`*.example`, `*.test`, `*.invalid`:
+   * the docs' `https://merchant.example/…`) are accepted, and their delivery fails without a query.
+   */
+  publicNamesOnly: boolean;
 }
 
 export function callbackPolicy(mode: Mode, allowPrivate: boolean): CallbackPolicy {
-  return { requireHttps: mode === 'live' && !allowPrivate, allowPrivate };
+  const live = mode === 'live' && !allowPrivate;
+  return { requireHttps: live, allowPrivate, publicNamesOnly: live };
 }
 
 /** The refusal of a private, loopback or reserved host (callbackUrlProblem). */
@@ -109,6 +117,7 @@ export function callbackUrlProblem(text: string, policy: CallbackPolicy): string
   if (policy.allowPrivate) return undefined;
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (isLocalhostName(host) || isNonPublicAddress(host)) return PRIVATE_DESTINATION;
+  if (policy.publicNamesOnly && isIP(host) === 0 && isInternalName(host)) return PRIVATE_DESTINATION;
   return undefined;
 }
 
@@ -118,6 +127,15 @@ export function callbackUrlProblem(text: string, policy: CallbackPolicy): string
  * one) is asked about it.
  */
 const SPECIAL_USE_SUFFIXES = ['test', 'example', 'invalid', 'localhost', 'local', 'onion', 'internal', 'alt', 'home.arpa'];
+
+/** Suffixes that name hosts inside a network, where some resolver may well answer for them. */
+const INTERNAL_SUFFIXES = ['local', 'internal', 'localhost', 'home.arpa', 'lan', 'corp', 'intranet', 'private', 'onion', 'alt'];
+
+/** A name that resolves, if at all, only inside a network: one label (`intranet`), or an internal suffix. */
+export function isInternalName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.+$/, '');
+  return !name.includes('.') || INTERNAL_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
+}
 
 export function isSpecialUseName(host: string): boolean {
   const name = host.toLowerCase().replace(/\.+$/, '');

@@ -50,6 +50,14 @@ describe('callback URLs', () => {
     expect(callbackUrlProblem('ftp://merchant.example/cb', privateAllowed)).toMatch(/https/);
   });
 
+  it('refuses names that resolve only inside a network in live mode, at once, and accepts the never-resolving examples', () => {
+    for (const url of ['https://intranet/cb', 'https://printer.local/cb', 'https://shop.internal/cb', 'https://metadata.google.internal/computeMetadata/v1/', 'https://nas.home.arpa/cb', 'https://intranet./cb']) {
+      expect(callbackUrlProblem(url, live), url).toMatch(/private/);
+      expect(callbackUrlProblem(url, sandbox), url).toBeUndefined();
+    }
+    for (const url of ['https://merchant.example/cb', 'https://shop.test/cb', 'https://api.shop.com/cb']) expect(callbackUrlProblem(url, live), url).toBeUndefined();
+  });
+
   it('refuses the SIIT and SRv6 forms of loopback and the metadata service in every mode', () => {
     for (const url of ['https://[::ffff:0:127.0.0.1]/cb', 'https://[::ffff:0:a9fe:a9fe]/latest/meta-data/', 'https://[5f00::1]/cb']) {
       expect(callbackUrlProblem(url, live), url).toMatch(/private/);

@@ -87,11 +87,13 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
     ['plain http', 'http://merchant.example/cb'],
     ['a loopback IP', 'https://127.0.0.1/cb'],
     ['localhost', 'https://localhost:8443/cb'],
-    ['a private IP', 'https://10.1.2.3/cb'],
-    ['a private IP (192.168)', 'https://192.168.0.10/cb'],
-    ['a link-local IP', 'https://169.254.169.254/latest/meta-data'],
+    // Loopback forms only: private and link-local ranges are classified in callbacks/destinations.test.ts.
+    ['a loopback IP elsewhere in 127.0.0.0/8', 'https://127.0.0.2/cb'],
     ['an IPv6 loopback', 'https://[::1]/cb'],
-    ['an IPv4-mapped private IPv6', 'https://[::ffff:10.0.0.1]/cb'],
+    ['an IPv4-mapped loopback IPv6', 'https://[::ffff:127.0.0.1]/cb'],
+    ['a name that resolves only inside a network (mDNS)', 'https://printer.local/cb'],
+    ['a single-label name', 'https://intranet/cb'],
+    ['a cloud-internal name', 'https://metadata.google.internal/computeMetadata/v1/'],
   ])('refuses a callback URL with %s in live mode', async (_, callbackUrl) => {
     const before = await rowCounts(live);
     const response = await live.signed('POST', ORDERS, { body: JSON.stringify({ ...valid, callbackUrl }), headers: JSON_TYPE });
