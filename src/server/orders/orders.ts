@@ -162,6 +162,8 @@ export class Orders {
   private readonly inserts: DataLoader<NewOrder, Inserted>;
   /** Each merchant's open orders as last counted (see mayOpenAnother). */
   private readonly openCounts = new Map<string, OpenCount>();
+  /** Each merchant's creates under way in this process, admitted below the bound. */
+  private readonly admitted = new Map<string, number>();
 
   constructor(
     private readonly db: Database,
@@ -189,12 +191,28 @@ export class Orders {
   }
 
   async create(merchantId: string, request: CreateDepositOrderRequest): Promise<CreateResult> {
-    const network = request.blockchain;
     if (!(await this.mayOpenAnother(merchantId))) {
       // At the bound a replay is still answered; only a new order is refused.
       const existing = await orderByExternalId(this.db, merchantId, request.externalId);
       return existing ? this.replayOrConflict(existing, request) : { outcome: 'too_many_open_orders', limit: this.config.maxOpenOrdersPerMerchant };
     }
+    // Admitted: one place of the merchant's held until the insert answers, then counted as created or given back.
+    let created = false;
+    try {
+      const result = await this.insertNew(merchantId, request);
+      created = result.outcome === 'created';
+      return result;
+    } finally {
+      const underWay = this.admitted.get(merchantId)! - 1;
+      if (underWay === 0) this.admitted.delete(merchantId);
+      else this.admitted.set(merchantId, underWay);
+      const counted = this.openCounts.get(merchantId);
+      if (created && counted) counted.createdSince++;
+    }
+  }
+
+  private async insertNew(merchantId: string, request: CreateDepositOrderRequest): Promise<CreateResult> {
+    const network = request.blockchain;
     for (let attempt = 1; ; attempt++) {
       const order: NewOrder = {
         uuid: randomUUID(),
@@ -209,11 +227,7 @@ export class Orders {
         expiredAt: new Date(this.now() + this.config.orderLifetimeSeconds * 1000),
       };
       const inserted = await this.inserts.load(order);
-      if (typeof inserted === 'object') {
-        const counted = this.openCounts.get(merchantId);
-        if (counted) counted.createdSince++;
-        return { outcome: 'created', order: toCreatedDepositOrder(insertedRow(order, inserted)) };
-      }
+      if (typeof inserted === 'object') return { outcome: 'created', order: toCreatedDepositOrder(insertedRow(order, inserted)) };
       if (inserted === 'exists') {
         // An order with this externalId exists (a replay, or a concurrent create that won the race):
         // the answer is the existing order's.
@@ -227,17 +241,34 @@ export class Orders {
   }
 
   /**
-   * Whether the merchant is below MAX_OPEN_ORDERS_PER_MERCHANT: by a count at most OPEN_COUNT_MAX_AGE_MS
-   * old (one query for all the creates waiting on it) plus this process's creates since, counted afresh
-   * when that says the bound is reached. The creates of one turn, and other processes' within the
-   * count's age, may pass the bound by that much.
+   * Whether the merchant may open another order below MAX_OPEN_ORDERS_PER_MERCHANT, and if so its place
+   * is held (`admitted`) until the create ends. The test is on an upper bound of its open orders: a
+   * count at most OPEN_COUNT_MAX_AGE_MS old (one query for all the creates waiting on it), plus this
+   * process's creates since, plus its creates under way; counted afresh when that reaches the bound.
+   * On one instance the bound is exact, however many creates arrive at once. Several instances each
+   * see the others' orders as of their count: together they may pass it by what the others created
+   * within its age (5 s).
    */
   private async mayOpenAnother(merchantId: string): Promise<boolean> {
-    const limit = this.config.maxOpenOrdersPerMerchant;
-    let counted = this.openCounts.get(merchantId);
-    if (!counted || performance.now() - counted.at >= OPEN_COUNT_MAX_AGE_MS) counted = this.recount(merchantId);
-    if ((await counted.open) + counted.createdSince < limit) return true;
-    return (await this.recount(merchantId).open) < limit; // paid or expired orders may have freed places
+    const current = this.openCounts.get(merchantId);
+    if (!current || performance.now() - current.at >= OPEN_COUNT_MAX_AGE_MS) this.recount(merchantId);
+    if (await this.admitWithin(merchantId)) return true;
+    this.recount(merchantId); // paid or expired orders may have freed places
+    return this.admitWithin(merchantId);
+  }
+
+  /** Holds a place if the merchant's latest count, its creates since and those under way leave one. */
+  private async admitWithin(merchantId: string): Promise<boolean> {
+    for (;;) {
+      const counted = this.openCounts.get(merchantId)!;
+      const open = await counted.open;
+      // A newer count replaced this one meanwhile: creates since were counted on it.
+      if (this.openCounts.get(merchantId) !== counted) continue;
+      const underWay = this.admitted.get(merchantId) ?? 0;
+      if (open + counted.createdSince + underWay >= this.config.maxOpenOrdersPerMerchant) return false;
+      this.admitted.set(merchantId, underWay + 1);
+      return true;
+    }
   }
 
   private recount(merchantId: string): OpenCount {

@@ -36,4 +36,15 @@ describe.each(DATABASES)('open orders per merchant on %s', (kind) => {
     expect(paid.status).toBe(201);
     expect((await client.POST('/partner/v1/platforms/orders', { body: orderRequest('open-3') })).response.status).toBe(201);
   });
+
+  it('holds exactly under concurrency on one instance: 64 creates at once from a fresh merchant, 3 succeed', async () => {
+    const merchant = await t.createMerchant('a burst');
+    const statuses = await Promise.all(
+      Array.from({ length: 64 }, (_, i) => t.client(merchant).POST('/partner/v1/platforms/orders', { body: orderRequest(`burst-${i}`) }).then((r) => r.response.status)),
+    );
+    expect(statuses.filter((s) => s === 201)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(61);
+    const [row] = await t.db.query<{ n: bigint }>("SELECT count(*)::bigint AS n FROM deposit_orders WHERE merchant_id = $1 AND status = 'NEW'", [merchant.merchantId]);
+    expect(Number(row!.n)).toBe(3);
+  });
 });
