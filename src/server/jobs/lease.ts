@@ -29,6 +29,9 @@ export class JobLease {
   /** This instance's claim on the job: unique per process and job. */
   private readonly holder = randomUUID();
   private held = false;
+  /** When the lease last renewed runs out (performance.now() time), and the timer that reports it. */
+  private leaseEnds = 0;
+  private endTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Database,
@@ -46,17 +49,35 @@ export class JobLease {
       return true;
     }
     let holds = false;
+    // The lease runs from the database's now(), which comes after this: counting from here ends it early, never late.
+    const asked = performance.now();
     try {
       holds = (await this.db.query(CLAIM_SQL, [this.job, this.holder, this.leaseSeconds])).length === 1;
     } finally {
       this.report(holds);
     }
+    if (holds) this.reportEndOfLease(asked + this.leaseSeconds * 1000);
     return holds;
+  }
+
+  /**
+   * The gauge says 0 once the lease has run out unrenewed, whatever the instance was doing meanwhile (a
+   * renewal that hangs on a frozen connection, a process stopped and resumed): it never claims a lease
+   * another instance may hold by now.
+   */
+  private reportEndOfLease(until: number): void {
+    this.leaseEnds = until;
+    clearTimeout(this.endTimer);
+    this.endTimer = setTimeout(() => {
+      if (performance.now() >= this.leaseEnds) this.report(false);
+    }, until - performance.now());
+    this.endTimer.unref();
   }
 
   /** Gives the job up at a clean stop: another instance takes it at its next round, not at the lease's end. */
   async release(): Promise<void> {
     if (this.db.kind === 'pglite') return;
+    clearTimeout(this.endTimer);
     await this.db.query('DELETE FROM job_leases WHERE job = $1 AND holder = $2', [this.job, this.holder]).catch(() => {});
     this.report(false);
   }

@@ -78,6 +78,10 @@ describe.skipIf(!TEST_DATABASE_URL)('leadership when the leader vanishes behind 
       const seconds = (Date.now() - vanished) / 1000;
       console.log(`failover after the leader vanished: ${seconds.toFixed(1)} s`);
       expect(seconds).toBeLessThanOrEqual(60);
+      // Resumed, its connection still frozen (its renewal hangs): it no longer claims the lease it lost.
+      leader.process.process.kill('SIGCONT');
+      await until('the resumed instance to report the lease it lost', async () => ((await leads(leader, 'expire-orders')) === false ? true : undefined), 10_000);
+      expect(await leads(other, 'expire-orders')).toBe(true);
     } finally {
       for (const instance of started) instance.process.process.kill('SIGKILL');
       await proxy.close();
