@@ -20,8 +20,15 @@ export interface DispatcherOptions {
   mode: Mode;
   /** The clock of the webhook-timestamp header only; due times and leases are the database's. */
   now: Clock;
-  /** Deliveries under way at once. */
+  /** Deliveries under way at once that are still within `slowAfterMs` (the slots). */
   concurrency?: number;
+  /**
+   * A delivery unanswered this long gives its slot up (it goes on, until the timeout): a receiver that
+   * never answers holds a socket, not a slot. 1 s by default.
+   */
+  slowAfterMs?: number;
+  /** Deliveries open at once, slow ones included: 8 × concurrency by default. */
+  maxOpen?: number;
   /** Each merchant's and destination's share of them, and the breaker (fairnessFor(concurrency)). */
   fairness?: Partial<FairnessLimits>;
   log?: Logger;
@@ -29,8 +36,12 @@ export interface DispatcherOptions {
 
 export class CallbackDispatcher {
   private stopped = true;
-  /** The deliveries under way, one per slot taken. */
+  /** The deliveries under way, slow ones included. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Deliveries under way that still hold a slot (not yet slow). */
+  private active = 0;
+  private readonly slowAfterMs: number;
+  private readonly maxOpen: number;
   /** The claim under way, if any (one at a time). */
   private claiming: Promise<OutboxRow[]> | undefined;
   /** A refill was asked for while a claim was under way. */
@@ -43,6 +54,8 @@ export class CallbackDispatcher {
 
   constructor(private readonly options: DispatcherOptions) {
     this.concurrency = options.concurrency ?? 16;
+    this.slowAfterMs = options.slowAfterMs ?? 1000;
+    this.maxOpen = options.maxOpen ?? 8 * this.concurrency;
     this.policy = callbackPolicy(options.mode, options.config.allowPrivate);
     this.fairness = new DeliveryFairness({ ...fairnessFor(this.concurrency), ...options.fairness });
   }
@@ -103,7 +116,7 @@ export class CallbackDispatcher {
       this.refillAfterClaim = true;
       return;
     }
-    const free = this.concurrency - this.inFlight.size;
+    const free = Math.min(this.concurrency - this.active, this.maxOpen - this.inFlight.size);
     if (free <= 0) return;
     this.refillAfterClaim = false;
     const rows = await this.claimOnce(free);
@@ -113,7 +126,7 @@ export class CallbackDispatcher {
     if (this.refillAfterClaim) {
       this.refillAfterClaim = false;
       void this.fill();
-    } else if (this.inFlight.size < this.concurrency) {
+    } else if (this.active < this.concurrency) {
       // A slot is still free: look for newly due rows after the interval (a finishing delivery also looks).
       clearTimeout(this.idleTimer);
       this.idleTimer = setTimeout(() => void this.fill(), this.options.config.dispatchIntervalMs);
@@ -133,11 +146,28 @@ export class CallbackDispatcher {
     }
   }
 
-  /** A delivery in one slot; its end frees the slot and refills. */
+  /**
+   * A delivery in one slot; its end, or its going slow, frees the slot and refills. A slow delivery
+   * still counts against its merchant's and destination's shares (fairness.ts), so the merchants whose
+   * receivers never answer hold at most their shares of sockets, and the slots serve everyone else.
+   */
   private launch(row: OutboxRow): void {
+    this.active++;
+    let holdsSlot = true;
+    const giveUpSlot = () => {
+      if (!holdsSlot) return;
+      holdsSlot = false;
+      this.active--;
+    };
+    const slow = setTimeout(() => {
+      giveUpSlot();
+      void this.fill();
+    }, this.slowAfterMs);
     const delivery: Promise<void> = this.attempt(row)
       .catch((error: unknown) => this.options.log?.warn({ err: error, webhookId: row.webhook_id }, 'recording a callback attempt failed'))
       .finally(() => {
+        clearTimeout(slow);
+        giveUpSlot();
         this.inFlight.delete(delivery);
         void this.fill();
       });

@@ -95,6 +95,48 @@ describe.each(DATABASES)('fair callback delivery on %s', (kind) => {
     }
   });
 
+  // Issue 34 (3): four merchants with 100 orders each, calling back to 5 tarpit ports of their own,
+  // delayed another merchant's callback by 28-43 s: each got 4 of the 16 slots, so four took all.
+  it.each([
+    [4, 100],
+    [16, 25],
+  ])("%i colluding tarpit merchants (%i expiring orders each, 5 ports each) delay another merchant's callback by at most 2 s", async (gang, orders) => {
+    await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+    const tarpits = await Promise.all(Array.from({ length: gang * 5 }, () => startTarpit()));
+    for (let m = 0; m < gang; m++) {
+      const attacker = await t.createMerchant(`gang ${gang} member ${m}`);
+      for (let i = 0; i < orders; i++) {
+        const callbackUrl = `${tarpits[m * 5 + (i % 5)]!.url}/cb/${i}`;
+        const { response } = await t.client(attacker).POST('/partner/v1/platforms/orders', { body: orderRequest(`gang-${gang}-${m}-${i}`, { callbackUrl }) });
+        expect(response.status).toBe(201);
+      }
+    }
+    expect(await expireOrders(t.db, new Date(), [], 10_000)).toBeGreaterThanOrEqual(gang * orders);
+    const victim = await t.createMerchant(`victim of ${gang}`);
+    const { data: order } = await t.client(victim).POST('/partner/v1/platforms/orders', { body: orderRequest(`victim-of-${gang}`, { callbackUrl: `${receiver.url}/ok/victim-of-${gang}` }) });
+    const dispatcher = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: Date.now });
+    dispatcher.start();
+    const held = () => tarpits.reduce((sum, tarpit) => sum + tarpit.open(), 0);
+    try {
+      // Every member holds its share of connections: more than the 16 slots in all.
+      await until(() => held() >= gang * SIXTEEN_SLOTS.perMerchant, 10_000, 'the gang to hold its shares');
+      const started = Date.now();
+      const deposit = await t.signed('POST', `/sandbox/v1/orders/${order!.uuid}/deposits`, { body: '{"amount":5}', headers: { 'Content-Type': 'application/json' }, credentials: victim });
+      expect(deposit.status).toBe(201);
+      const [delivered] = await receiver.waitFor(1, (d) => d.path === `/ok/victim-of-${gang}`, 20_000);
+      const delayMs = delivered!.at - started;
+      console.info(`${gang} colluding merchants: another merchant's callback arrived ${delayMs} ms after its deposit; the gang held ${held()} connections`);
+      expect(delayMs).toBeLessThanOrEqual(2000);
+      // No member ever had more than its share open at once.
+      const perMember = Array.from({ length: gang }, (_, m) => tarpits.slice(m * 5, m * 5 + 5).reduce((sum, tarpit) => sum + tarpit.maxOpen(), 0));
+      expect(Math.max(...perMember)).toBeLessThanOrEqual(5 * SIXTEEN_SLOTS.perMerchant);
+    } finally {
+      const stopping = dispatcher.stop();
+      await Promise.all(tarpits.map((tarpit) => tarpit.close()));
+      await stopping;
+    }
+  });
+
   it('backs off a destination that keeps not answering: after 3 attempts without an answer its events wait', async () => {
     await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
     const tarpit = await startTarpit();
