@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { COMMANDS, type Command, type Io } from './cli/commands.js';
 import { RefusedError, UsageError } from './cli/errors.js';
 import type { Flags } from './cli/flags.js';
-import { ConfigError, isSecretSetting, readConfig, SETTING_NAMES, settingEnv } from './config.js';
+import { ConfigError, isSecretSetting, readConfig, SETTING_NAMES, settingEnv, type Config } from './config.js';
 import { contract } from './http/openapi-document.js';
 import { DataDirectoryBusyError, DataDirectoryError } from './db/data-directory.js';
 import { MasterKeyMismatchError } from './merchants/master-key.js';
@@ -149,11 +149,23 @@ async function run(argv: string[], io: Io): Promise<number> {
     if (group.length > 0) throw new UsageError(`${argv[0]} needs one of: ${group.map((c) => c.words.at(-1)).join(', ')}`);
     throw new UsageError(`unknown command ${argv[0]}`);
   }
+  let config: Config | undefined;
   try {
     const flags = parseCommandFlags(command, argv.slice(command.words.length));
-    await command.run(flags, readConfig(io.env, flags), io);
+    config = readConfig(io.env, flags);
+    await command.run(flags, config, { ...io, runCommand: runCli });
   } catch (error) {
     if (error instanceof UsageError) error.cause ??= command; // its help is the one to point at
+    // The embedded database is a running platform's: it runs the command itself (process/operator-socket.ts).
+    if (error instanceof DataDirectoryBusyError && config && command.words[0] !== 'serve' && !io.platform) {
+      const { runInRunningPlatform } = await import('./process/operator-socket.js');
+      const output = await runInRunningPlatform(config.dataDir, argv);
+      if (output) {
+        io.stdout.write(output.stdout);
+        io.stderr.write(output.stderr);
+        return output.code;
+      }
+    }
     throw error;
   }
   return EXIT.ok;

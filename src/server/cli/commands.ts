@@ -26,6 +26,10 @@ export interface Io {
   env: Record<string, string | undefined>;
   stdout: { write(text: string): unknown };
   stderr: { write(text: string): unknown };
+  /** The running platform that runs the command for an operator (serve's operator socket). */
+  platform?: Platform;
+  /** Runs another command line with its own output: serve runs the operators' commands with it. */
+  runCommand?: (argv: string[], io: Io) => Promise<number>;
 }
 
 export interface Command {
@@ -56,7 +60,9 @@ function printCredentials(io: Io, flags: Flags, credentials: object) {
 
 // The platform and the server are imported when a command runs, not with this table: help, the version
 // and usage errors then take under half the CPU (0.28 CPU-s instead of 0.65; ../cli.ts).
-async function withPlatform<T>(config: Config, work: (platform: Platform) => Promise<T>): Promise<T> {
+async function withPlatform<T>(io: Io, config: Config, work: (platform: Platform) => Promise<T>): Promise<T> {
+  // Run by the platform itself for an operator (process/operator-socket.ts): its own, already open.
+  if (io.platform) return work(io.platform);
   const { openPlatform } = await import('../platform.js');
   const platform = await openPlatform(config, { logger: false });
   try {
@@ -69,7 +75,7 @@ async function withPlatform<T>(config: Config, work: (platform: Platform) => Pro
 /** A command that opens the platform, asks `handler` for a result, and prints it (as JSON with --json). */
 function printedResult(handler: (platform: Platform, flags: Flags) => Promise<{ value: unknown; text: string }>) {
   return async (flags: Flags, config: Config, io: Io) => {
-    const { value, text } = await withPlatform(config, (platform) => handler(platform, flags));
+    const { value, text } = await withPlatform(io, config, (platform) => handler(platform, flags));
     print(io, flags, value, text);
   };
 }
@@ -80,10 +86,10 @@ export const COMMANDS: Command[] = [
     summary: 'runs the platform: the HTTP API, the docs, and the deposit scanners, callback dispatcher and expiry job',
     flags: { workers: { value: 'N', description: 'processes serving the port, 1 to 64 (default 1); more than 1 needs DATABASE_URL' } },
     example: 'partner-api serve --mode sandbox --port 8080',
-    async run(flags, config) {
+    async run(flags, config, io) {
       const workers = workerCount(flags);
       const { serve } = await import('../process/serve.js');
-      await serve(config, workers);
+      await serve(config, workers, io.runCommand);
     },
   },
   {
@@ -94,7 +100,7 @@ export const COMMANDS: Command[] = [
     async run(flags, config, io) {
       const name = required(flags, 'name');
       if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
-      printCredentials(io, flags, await withPlatform(config, (p) => p.merchants.create(name)));
+      printCredentials(io, flags, await withPlatform(io, config, (p) => p.merchants.create(name)));
     },
   },
   {
@@ -104,7 +110,7 @@ export const COMMANDS: Command[] = [
     example: 'partner-api merchants rotate-secrets --api-key pk_test_… --json',
     async run(flags, config, io) {
       const apiKey = required(flags, 'api-key');
-      const credentials = await withPlatform(config, (p) => p.merchants.rotateSecrets(apiKey));
+      const credentials = await withPlatform(io, config, (p) => p.merchants.rotateSecrets(apiKey));
       if (!credentials) throw new RefusedError(`no merchant has the API key ${apiKey}`);
       printCredentials(io, flags, credentials);
     },
@@ -132,7 +138,7 @@ export const COMMANDS: Command[] = [
       const externalId = required(flags, 'external-id');
       if (externalId.length > 128 || /[\u0000-\u001F\u007F]/.test(externalId)) throw new UsageError('--external-id must be 1 to 128 characters without control characters');
       const apiKey = required(flags, 'api-key');
-      const withdrawal = await withPlatform(config, async (p) => {
+      const withdrawal = await withPlatform(io, config, async (p) => {
         const merchant = await p.merchants.byApiKey(apiKey);
         if (!merchant) throw new RefusedError(`no merchant has the API key ${apiKey}`);
         try {
@@ -159,7 +165,7 @@ export const COMMANDS: Command[] = [
       const status = required(flags, 'status') as WithdrawalStatus;
       if (!WITHDRAWAL_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
       if (!isUuid(uuid)) throw new UsageError('--uuid must be a withdrawal uuid');
-      const result = await withPlatform(config, (p) => p.withdrawals.setStatus(uuid, status));
+      const result = await withPlatform(io, config, (p) => p.withdrawals.setStatus(uuid, status));
       if (result === undefined) throw new RefusedError(`no withdrawal ${uuid}`);
       if (result === 'refused') throw new RefusedError(`withdrawal ${uuid} is final and cannot move to ${status}`);
       print(io, flags, result, `withdrawal ${uuid} is ${result.status}`);
@@ -182,7 +188,7 @@ export const COMMANDS: Command[] = [
       if (order !== undefined && !isUuid(order)) throw new UsageError('--order must be an order uuid');
       const limit = Number(flags.limit ?? 50);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
-      const events = await withPlatform(config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, order, limit }));
+      const events = await withPlatform(io, config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, order, limit }));
       print(io, flags, events, events.map(formatCallback).join('\n') || 'no callbacks');
     },
   },
@@ -193,7 +199,7 @@ export const COMMANDS: Command[] = [
     example: 'partner-api callbacks redeliver --webhook-id msg_…',
     async run(flags, config, io) {
       const webhookId = required(flags, 'webhook-id');
-      const event = await withPlatform(config, (p) => redeliverCallback(p.db, webhookId)).catch((error: unknown) => {
+      const event = await withPlatform(io, config, (p) => redeliverCallback(p.db, webhookId)).catch((error: unknown) => {
         throw error instanceof CallbackInFlightError ? new RefusedError(error.message) : error;
       });
       if (!event) throw new RefusedError(`no callback ${webhookId}`);
@@ -223,7 +229,7 @@ export const COMMANDS: Command[] = [
     example: 'partner-api addresses export --network Tron --from 2026-11-01 > tron-addresses.csv',
     async run(flags, config, io) {
       const filters = exportFilters(flags);
-      const exported = await withPlatform(config, (p) => addressesExport(p, filters));
+      const exported = await withPlatform(io, config, (p) => addressesExport(p, filters));
       if (flags.json) io.stdout.write(exported.json + '\n');
       else {
         io.stdout.write(exported.csv);

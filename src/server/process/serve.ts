@@ -4,14 +4,19 @@
 import cluster from 'node:cluster';
 import { createServer } from 'node:net';
 import { ConfigError, type Config } from '../config.js';
-import { openPlatform } from '../platform.js';
+import type { Io } from '../cli/commands.js';
+import { openPlatform, type Platform } from '../platform.js';
+import { serveOperatorCommands, type CommandOutput } from './operator-socket.js';
 import { printBanner, sandboxCredentials } from './banner.js';
 import { superviseWorkers } from './cluster.js';
 
 /** The port is taken by another process: exit 69 (service unavailable). */
 export class PortInUseError extends Error {}
 
-export async function serve(config: Config, workers = 1): Promise<void> {
+/** How serve runs an operator's command line (runCli), with the running platform in its Io. */
+export type CommandRunner = (argv: string[], io: Io) => Promise<number>;
+
+export async function serve(config: Config, workers = 1, runCommand?: CommandRunner): Promise<void> {
   if (workers > 1 && !config.databaseUrl) {
     throw new ConfigError("--workers needs DATABASE_URL: the embedded database (PGlite) is one process's, so it serves with one worker");
   }
@@ -45,16 +50,32 @@ export async function serve(config: Config, workers = 1): Promise<void> {
     throw error;
   }
 
+  // On the embedded database no other process may open it: operators' commands come to this one.
+  const operatorSocket = !config.databaseUrl && runCommand ? await serveOperatorCommands(config.dataDir, (argv) => runFor(platform, runCommand, argv)) : undefined;
+
   let closing = false;
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
     platform.app.fastify.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    await operatorSocket?.close();
     await platform.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** An operator's command line run by this platform, with what it printed. */
+async function runFor(platform: Platform, runCommand: CommandRunner, argv: string[]): Promise<CommandOutput> {
+  let stdout = '';
+  let stderr = '';
+  const io: Io = { env: process.env, stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, platform };
+  const code = await runCommand(argv, io);
+  // The command's words only: its flags' values may be keys or names.
+  const words = argv.slice(0, Math.max(0, argv.findIndex((a) => a.startsWith('-'))) || argv.length);
+  platform.app.fastify.log.info({ command: words.join(' '), code }, 'ran an operator command');
+  return { code, stdout, stderr };
 }
 
 /** Listens on the configured address and closes again: the operating system's refusal, if any, as listenRefusal. */

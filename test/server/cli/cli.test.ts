@@ -3,7 +3,7 @@
 // process per command cost seconds of CPU each, over a hundred times. Real processes where the process
 // is what is tested: exit codes through process.exit (and that they match runCli's), the server's
 // banner, signals and logs, and the lock between processes.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -308,10 +308,26 @@ describe('partner-api serve', () => {
     expect(await docs.text()).toContain('Partner API');
   });
 
-  it('refuses an operator command on its open embedded database, with a clear message', async () => {
-    const { code, stderr } = await command(['merchants', 'create', '--name', 'X'], { DATA_DIR: dataDir });
-    expect(code).toBe(1);
-    expect(stderr).toMatch(/is open in process \d+/);
+  it("runs operator commands against the running platform's embedded database, with the same output and exit codes", async () => {
+    // Issue 34 (1): they answered "is open in process N … stop it first"; the server runs them now.
+    const created = await command(['merchants', 'create', '--name', 'Onboarded while running', '--json'], { DATA_DIR: dataDir });
+    expect(created.code).toBe(0);
+    const merchant = JSON.parse(created.stdout) as { apiKey: string; apiSecret: string; name: string };
+    expect(merchant.name).toBe('Onboarded while running');
+    // The new merchant works at once against the server that created it.
+    const client = createPartnerClient({ baseUrl, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret });
+    expect((await client.POST('/partner/v1/platforms/orders', { body: orderRequest('onboarded-1') })).response.status).toBe(201);
+    const exported = await command(['addresses', 'export', '--network', 'Tron'], { DATA_DIR: dataDir });
+    expect(exported.code).toBe(0);
+    expect(exported.stdout.split('\r\n')[0]).toMatch(/^network,index,derivation_path,address/);
+    expect(exported.stdout).toContain('Onboarded while running');
+    // A refusal keeps its exit code and its one line.
+    const refused = await command(['merchants', 'rotate-secrets', '--api-key', 'pk_test_nobody'], { DATA_DIR: dataDir });
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toMatch(/^partner-api: no merchant has the API key pk_test_nobody\n$/);
+    // Only the data directory's owner reaches the socket, and it is gone once the server stops.
+    expect(statSync(join(dataDir, 'operator.sock')).mode & 0o777).toBe(0o600);
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
   });
 
   it('writes JSON logs without keys, secrets or signatures', async () => {
@@ -349,6 +365,7 @@ describe('partner-api serve', () => {
     const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
     expect(await responded).toBe(201);
     expect(await exited).toBe(0);
+    expect(existsSync(join(dataDir, 'operator.sock'))).toBe(false);
     const reopened = await cli(['merchants', 'create', '--name', 'after', '--json'], { DATA_DIR: dataDir });
     expect(reopened.code).toBe(0);
   });
