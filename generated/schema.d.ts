@@ -424,7 +424,7 @@ export interface components {
             /**
              * Format: uri-reference
              * @description A URI that identifies the problem type.
-             * @example https://docs.partner-platform.test/problems/validation_failed
+             * @example /docs#/section/errors/validation_failed
              */
             type: string;
             /**

@@ -11,7 +11,19 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-/** The steps `npm start` needs: the platform and the docs site (the client package is not served). */
+/** The client package (dist/client), which the tests of the package install and the docs carry packed. */
+export const CLIENT_STEP = {
+  name: 'client',
+  inputs: ['src/client', 'src/signing', 'generated', 'scripts/build-client.ts', 'tsconfig.json', 'LICENSE', 'package.json', 'package-lock.json'],
+  output: 'dist/client/package.json',
+  command: ['npm', 'run', 'build:client', '--silent'],
+};
+
+/**
+ * The steps `npm start` needs: the platform, the client package and the docs site, which carries the
+ * client packed (dist/docs/partner-api-client.tgz, served at /partner-api-client.tgz): the docs step runs
+ * after the client's (`after`), and its inputs include the client's.
+ */
 export const STEPS = [
   {
     name: 'server',
@@ -19,21 +31,15 @@ export const STEPS = [
     output: 'dist/server/cli.js',
     command: ['npm', 'run', 'build:server', '--silent'],
   },
+  CLIENT_STEP,
   {
     name: 'docs',
-    inputs: ['openapi', 'generated/openapi.json', 'redocly.yaml', 'package.json', 'package-lock.json'],
+    inputs: [...new Set(['openapi', 'generated/openapi.json', 'redocly.yaml', 'scripts/pack-client.mjs', ...CLIENT_STEP.inputs])],
     output: 'dist/docs/index.html',
     command: ['npm', 'run', 'docs', '--silent'],
+    after: ['client'],
   },
 ];
-
-/** The client package (dist/client), which the tests of the package install. */
-export const CLIENT_STEP = {
-  name: 'client',
-  inputs: ['src/client', 'src/signing', 'generated', 'scripts/build-client.ts', 'tsconfig.json', 'LICENSE', 'package.json', 'package-lock.json'],
-  output: 'dist/client/package.json',
-  command: ['npm', 'run', 'build:client', '--silent'],
-};
 
 function files(root, path) {
   const full = join(root, path);
@@ -81,17 +87,32 @@ function runStep(root, step) {
   });
 }
 
-/** Runs the steps whose inputs changed, side by side; the names of those it ran. Fails with every failure. */
+/**
+ * Runs the steps whose inputs changed, side by side, a step with `after` once those steps (if stale) are
+ * built; the names of those it ran. Fails with every failure.
+ */
 export async function buildChanged(root, steps, stampDir = join(root, 'dist', '.stamps')) {
   const stale = steps.filter((step) => !isCurrent(root, step, stampDir));
-  const results = await Promise.allSettled(
-    stale.map(async (step) => {
-      const hash = inputsHash(root, step.inputs); // the inputs the build reads
-      await runStep(root, step);
-      mkdirSync(stampDir, { recursive: true });
-      writeFileSync(join(stampDir, step.name), stampOf(root, step, hash));
-    }),
-  );
+  const running = new Map();
+  const start = (step) => {
+    if (!running.has(step.name)) {
+      const before = stale.filter((other) => step.after?.includes(other.name)).map(start);
+      running.set(
+        step.name,
+        (async () => {
+          const awaited = await Promise.allSettled(before);
+          if (awaited.some((result) => result.status === 'rejected')) throw new Error(`the ${step.name} build did not run: ${step.after.join(', ')} failed`);
+          const hash = inputsHash(root, step.inputs); // the inputs the build reads
+          await runStep(root, step);
+          mkdirSync(stampDir, { recursive: true });
+          writeFileSync(join(stampDir, step.name), stampOf(root, step, hash));
+        })(),
+      );
+    }
+    return running.get(step.name);
+  };
+  stale.forEach(start);
+  const results = await Promise.allSettled(running.values());
   const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason.message] : []));
   if (failures.length > 0) throw new Error(failures.join('\n'));
   return stale.map((step) => step.name);

@@ -1,4 +1,4 @@
-// npm install partner-api-client; PARTNER_API_URL, PARTNER_API_KEY and PARTNER_API_SECRET in the environment.
+// npm install "$PARTNER_API_URL/partner-api-client.tgz"; PARTNER_API_URL, PARTNER_API_KEY and PARTNER_API_SECRET in the environment.
 import { createPartnerClient } from 'partner-api-client';
 
 const partner = createPartnerClient({

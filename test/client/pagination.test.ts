@@ -238,7 +238,7 @@ async function failureOf<Item>(walk: AsyncIterable<Item>, seen: Item[] = []): Pr
 
 describe('a failure throws PartnerApiError', () => {
   const invalidCursor: Problem = {
-    type: 'https://docs.partner-platform.test/problems/validation_failed',
+    type: '/docs#/section/errors/validation_failed',
     title: 'Validation failed',
     status: 422,
     code: 'validation_failed',
@@ -246,7 +246,7 @@ describe('a failure throws PartnerApiError', () => {
     errors: [{ pointer: '', parameter: 'cursor', detail: 'was not issued to this API key for these filters, or it was changed' }],
   };
   const expired: Problem = {
-    type: 'https://docs.partner-platform.test/problems/cursor_expired',
+    type: '/docs#/section/errors/cursor_expired',
     title: 'Cursor expired',
     status: 410,
     code: 'cursor_expired',

@@ -113,7 +113,11 @@ describe('the code samples of the docs', () => {
 
   it('come with the command that installs the client, in the guide', () => {
     const contract = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'));
-    expect(contract.info.description).toContain('```sh\nnpm install partner-api-client\n```');
+    expect(contract.info.description).toContain('```sh\nnpm install "$PARTNER_API_URL/partner-api-client.tgz"\n```');
+    for (const operation of sampledOperations()) {
+      const typescript = operation.samples.find((s) => s.lang === 'TypeScript')!;
+      expect(typescript.source.split('\n')[0]).toBe('// npm install "$PARTNER_API_URL/partner-api-client.tgz"; PARTNER_API_URL, PARTNER_API_KEY and PARTNER_API_SECRET in the environment.');
+    }
   });
 
   it('run verbatim with bash against the sandbox, each answered as documented', async () => {

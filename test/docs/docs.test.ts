@@ -124,6 +124,7 @@ describe('npm run docs: the offline reference', () => {
     await panel.getByRole('button', { name: labels }).click();
     await page.getByRole('menuitem', { name: label, exact: true }).click();
     await panel.getByRole('button', { name: label, exact: true }).waitFor();
+    return panel;
   }
 
   // The route Redoc gives an operation: its tag's slug, then its operationId in lower case.
@@ -144,10 +145,15 @@ describe('npm run docs: the offline reference', () => {
           await page.getByText(operation.summary, { exact: true }).first().waitFor({ timeout: 15_000 });
           expect(operation.samples.map((s) => s.label)).toEqual(SAMPLE_LANGUAGES.map((l) => l.label));
           for (const sample of operation.samples) {
-            await chooseLanguage(page, routeOf(operation.tag, operation.operationId), operation.path, sample.label);
+            const panel = await chooseLanguage(page, routeOf(operation.tag, operation.operationId), operation.path, sample.label);
             const longest = sample.source.split('\n').reduce((a, b) => (b.length > a.length ? b : a));
             const text = await page.innerText('body'); // scripts excluded: the raw contract sits in one
             expect(text.includes(longest), `${operation.operationId} ${sample.label} at ${width} px lacks: ${longest}`).toBe(true);
+            // Readable whole: the sample's block wraps its lines within the panel, nothing scrolled out of sight.
+            const block = panel.locator('pre').filter({ hasText: sample.source.split('\n')[0]! }).first();
+            const fits = await block.evaluate((pre) => ({ scroll: pre.scrollWidth, client: pre.clientWidth, right: pre.getBoundingClientRect().right, panel: pre.closest('[data-testid="right-panel"]')!.getBoundingClientRect().right }));
+            expect(fits.scroll, `${operation.operationId} ${sample.label} at ${width} px: lines cut off (${JSON.stringify(fits)})`).toBeLessThanOrEqual(fits.client);
+            expect(fits.right).toBeLessThanOrEqual(fits.panel + 0.5);
           }
         }
       } finally {
@@ -165,6 +171,40 @@ describe('npm run docs: the offline reference', () => {
     expect(href.href).toBe(new URL('openapi.json', pageUrl).href);
     const besidePage = readFileSync(fileURLToPath(href), 'utf8');
     expect(besidePage).toBe(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'));
+  });
+
+  it('lists only https servers (OWASP api8:2023-no-server-http) and shows their descriptions as written, no literal backticks', async () => {
+    const contract = JSON.parse(readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8'));
+    // The OWASP ruleset's rule (Spectral, given $.servers..url): every server URL of the document is https.
+    const urls: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) return node.forEach(walk);
+      if (!node || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'servers' && Array.isArray(value)) urls.push(...value.map((server: { url: string }) => server.url));
+        walk(value);
+      }
+    };
+    walk(contract);
+    expect(urls).toEqual(['https://api.partner-platform.test', 'https://sandbox.partner-platform.test']);
+    // Redoc shows a server's description as plain text: markdown's backticks would show as they are.
+    await renderedText('deposit-orders/createdepositorder', 'Create a deposit order');
+    await tab!.locator('[data-testid="dropdown-menu"]').filter({ hasText: contract.servers[0].description }).first().waitFor({ state: 'attached', timeout: 15_000 });
+    const menus = (await tab!.locator('[data-testid="dropdown-menu"]').allTextContents()).join('\n');
+    for (const server of contract.servers as { description: string }[]) {
+      expect(menus).toContain(server.description);
+      expect(server.description).not.toContain('`');
+    }
+    expect(menus).not.toContain('`');
+  });
+
+  it('links a download of the client package, the file beside the page', async () => {
+    await renderedText('', 'Worked example');
+    const link = tab!.getByRole('link', { name: 'Download the client (partner-api-client.tgz)' });
+    await link.waitFor({ timeout: 15_000 });
+    expect(await link.getAttribute('download')).not.toBeNull();
+    expect(new URL((await link.getAttribute('href'))!, pageUrl).href).toBe(new URL('partner-api-client.tgz', pageUrl).href);
+    expect(existsSync(new URL('partner-api-client.tgz', pageUrl))).toBe(true);
   });
 
   // Last, so that it covers every page the tests above opened.

@@ -139,9 +139,15 @@ function diagnosticsByFile(output: string): Map<string, string[]> {
 }
 
 describe('the client package (partner-api-client)', () => {
-  it('is a small tarball of the built client and nothing else', async () => {
-    expect(statSync(tarball).size).toBeLessThan(80 * 1024);
+  it('is a small tarball of the built client and nothing else, of the size and files docs/packages.md states', async () => {
+    const stated = /\(about (\d+) kB, (\d+) files[:)]/.exec(readFileSync(join(ROOT, 'docs/packages.md'), 'utf8'));
+    expect(stated, 'docs/packages.md states "(about N kB, M files)"').not.toBeNull();
+    const size = statSync(tarball).size;
+    expect(Math.abs(size / 1000 - Number(stated![1])) / Number(stated![1]), `packed: ${(size / 1000).toFixed(1)} kB, stated: about ${stated![1]} kB`).toBeLessThanOrEqual(0.1);
     const files = await tarballFiles(tarball);
+    expect(files).toHaveLength(Number(stated![2]));
+    // The docs carry this same tarball (npm pack's are reproducible): the page's "Download the client".
+    expect(readFileSync(join(ROOT, 'dist/docs/partner-api-client.tgz')).equals(readFileSync(tarball))).toBe(true);
     expect(files.sort()).toEqual(['LICENSE', 'README.md', 'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'openapi.json', 'package.json']);
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/partner-api-client/package.json'), 'utf8'));
     expect(manifest.name).toBe('partner-api-client');

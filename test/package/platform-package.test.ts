@@ -31,7 +31,7 @@ afterAll(async () => {
 describe('the platform package (partner-api)', () => {
   it('holds the compiled platform, the bundled contract, the docs and the migrations; no sources, tests or benches', async () => {
     const files = await tarballFiles(tarball);
-    for (const file of ['bin/partner-api.js', 'dist/server/cli.js', 'dist/signing/index.js', 'dist/docs/index.html', 'generated/openapi.json', 'dist/server/db/migrations/001_orders.sql', 'dist/server/payment-page/page.js', 'dist/server/payment-page/page.css', 'LICENSE', 'README.md']) {
+    for (const file of ['bin/partner-api.js', 'dist/server/cli.js', 'dist/signing/index.js', 'dist/docs/index.html', 'dist/docs/partner-api-client.tgz', 'generated/openapi.json', 'dist/server/db/migrations/001_orders.sql', 'dist/server/payment-page/page.js', 'dist/server/payment-page/page.css', 'LICENSE', 'README.md']) {
       expect(files).toContain(file);
     }
     const strays = files.filter((f) => /^(src|test|bench|scripts|openapi|\.ci)\//.test(f) || /\.ts$/.test(f) && !f.endsWith('.d.ts'));
@@ -75,6 +75,10 @@ describe('the platform package (partner-api)', () => {
     expect(await docs.text()).toContain('Partner API');
     const contract = await fetch(`${baseUrl}/openapi.json`);
     expect((await contract.json()).info.version).toBe(JSON.parse(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8')).info.version);
+    // The client package beside the docs, as the docs' link and the guide's install line reach it.
+    const client = await fetch(`${baseUrl}/partner-api-client.tgz`);
+    expect(client.headers.get('content-type')).toBe('application/gzip');
+    expect(Buffer.from(await client.arrayBuffer()).equals(readFileSync(join(ROOT, 'dist/docs/partner-api-client.tgz')))).toBe(true);
 
     await server.stop();
     expect(server.process.exitCode).toBe(0);

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript script, without declarations
 import { buildChanged, CLIENT_STEP, STEPS } from '../../scripts/build-changed.mjs';
 
-type Step = { name: string; inputs: string[]; output: string; command: string[] };
+type Step = { name: string; inputs: string[]; output: string; command: string[]; after?: string[] };
 const run = buildChanged as (root: string, steps: Step[]) => Promise<string[]>;
 
 const root = mkdtempSync(join(tmpdir(), 'build-changed-'));
@@ -68,13 +68,28 @@ describe('scripts/build-changed.mjs', () => {
     expect(await run(root, [slow('one')])).toEqual([]); // the one that worked was stamped
   });
 
-  it('npm start builds the platform and the docs from their sources, npm test the client package too', () => {
-    expect((STEPS as Step[]).map((s) => [s.name, s.output])).toEqual([
-      ['server', 'dist/server/cli.js'],
-      ['docs', 'dist/docs/index.html'],
+  it('runs a step with `after` once those steps are built, and not at all when one of them failed', async () => {
+    // The first step writes its output after a pause; the second copies it, so it must start after.
+    const first: Step = { name: 'first', inputs: ['config.json'], output: 'out/first', command: [process.execPath, '-e', "setTimeout(()=>{require('fs').mkdirSync('out',{recursive:true});require('fs').writeFileSync('out/first','1')},300)"] };
+    const second: Step = { name: 'second', inputs: ['config.json'], output: 'out/second', command: [process.execPath, '-e', "require('fs').copyFileSync('out/first','out/second')"], after: ['first'] };
+    writeFileSync(join(root, 'config.json'), '{"after":1}');
+    expect(await run(root, [second, first])).toEqual(['second', 'first']);
+    expect(readFileSync(join(root, 'out/second'), 'utf8')).toBe('1');
+    writeFileSync(join(root, 'config.json'), '{"after":2}');
+    const broken: Step = { ...first, command: [process.execPath, '-e', 'process.exit(1)'] };
+    await expect(run(root, [broken, second])).rejects.toThrow(/the second build did not run: first failed/);
+  });
+
+  it('npm start builds the platform, the client package and the docs (which carry the client) from their sources, as npm test does', () => {
+    expect((STEPS as Step[]).map((s) => [s.name, s.output, s.after])).toEqual([
+      ['server', 'dist/server/cli.js', undefined],
+      ['client', 'dist/client/package.json', undefined],
+      ['docs', 'dist/docs/index.html', ['client']],
     ]);
-    expect([(CLIENT_STEP as Step).name, (CLIENT_STEP as Step).output]).toEqual(['client', 'dist/client/package.json']);
-    expect(readFileSync('test/support/global-setup.ts', 'utf8')).toContain('build(ROOT, [...STEPS, CLIENT_STEP])');
+    expect((STEPS as Step[])[1]).toBe(CLIENT_STEP);
+    for (const input of (CLIENT_STEP as Step).inputs) expect((STEPS as Step[])[2]!.inputs).toContain(input);
+    expect(readFileSync('test/support/global-setup.ts', 'utf8')).toContain('build(ROOT, STEPS)');
     expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts.start).toMatch(/^node scripts\/build-changed\.mjs && node bin\/partner-api\.js serve/);
+    expect(JSON.parse(readFileSync('package.json', 'utf8')).scripts.docs).toMatch(/&& node scripts\/pack-client\.mjs$/);
   });
 });

@@ -3,7 +3,7 @@
 // and package tests run, side by side: neither needs the other, and the test files need both. The build
 // is npm start's: only the steps whose inputs changed since their last build run (scripts/build-changed.mjs).
 // @ts-expect-error: a plain JavaScript script, without declarations
-import { buildChanged, CLIENT_STEP, STEPS } from '../../scripts/build-changed.mjs';
+import { buildChanged, STEPS } from '../../scripts/build-changed.mjs';
 import { makeTemplates } from './database-templates.js';
 import { ROOT } from './packages.js';
 import { buildIsCurrent } from './partner-api.js';
@@ -11,7 +11,7 @@ import { buildIsCurrent } from './partner-api.js';
 const build = buildChanged as (root: string, steps: unknown[]) => Promise<string[]>;
 
 export default async function setup(): Promise<() => Promise<void>> {
-  const building = process.env.PARTNER_TEST_BUILD === '1' ? [build(ROOT, [...STEPS, CLIENT_STEP])] : [];
+  const building = process.env.PARTNER_TEST_BUILD === '1' ? [build(ROOT, STEPS)] : [];
   const [templates, ...built] = await Promise.allSettled([makeTemplates(process.env.TEST_DATABASE_URL), ...building]);
   const failed = [templates, ...built].flatMap((step) => (step.status === 'rejected' ? [step.reason as Error] : []));
   if (templates.status === 'rejected' || failed.length > 0) {

@@ -10,6 +10,8 @@ import { ProblemError } from './problems.js';
 import { staticAsset } from './static-asset.js';
 
 export const DOCS_PATH = new URL('../../../dist/docs/index.html', import.meta.url);
+/** The client package, packed beside the docs by `npm run docs` (scripts/pack-client.mjs). */
+export const CLIENT_TARBALL_PATH = new URL('../../../dist/docs/partner-api-client.tgz', import.meta.url);
 
 /**
  * The docs page's policy as its own meta tag states it (openapi/docs-template.hbs: Redoc inlined, nothing
@@ -55,6 +57,15 @@ export function operationsRoutes(app: FastifyInstance, deps: { db: Database; met
       if (!existsSync(DOCS_PATH)) throw new ProblemError(404, 'not_found', 'The docs are not built: run npm run docs.');
       return readFileSync(DOCS_PATH);
     }, DOCS_HEADERS),
+  );
+  // The client package beside the docs, as the page's "Download the client" link (relative) reaches it
+  // from /docs: what the guide's `npm install "$PARTNER_API_URL/partner-api-client.tgz"` installs.
+  app.get(
+    '/partner-api-client.tgz',
+    staticAsset('application/gzip', () => {
+      if (!existsSync(CLIENT_TARBALL_PATH)) throw new ProblemError(404, 'not_found', 'The client package is not built: run npm run build.');
+      return readFileSync(CLIENT_TARBALL_PATH);
+    }, { 'Content-Disposition': 'attachment; filename="partner-api-client.tgz"' }, { compressed: true }),
   );
   // Deep links: Redoc routes in the URL's fragment (/docs#/section/errors), which a server never sees;
   // a path under /docs (/docs/section/errors, /docs/tag/Withdrawals) is sent to that route.

@@ -30,7 +30,12 @@ const TITLES: Record<ProblemCode, string> = {
   internal_error: 'Internal error',
 };
 
-const TYPE_BASE = 'https://docs.partner-platform.test/problems/';
+/**
+ * A problem's type: its code's section of the docs (openapi/guide/overview.md, a `## <code>` heading under
+ * Errors), as a reference relative to the platform that answered, whose /docs serves them (RFC 9457: it
+ * resolves against the request's URL).
+ */
+export const TYPE_BASE = '/docs#/section/errors/';
 
 /** A failure that a handler or hook throws; the error handler writes it as a problem. */
 export class ProblemError extends Error {

@@ -35,19 +35,26 @@ function preferredEncoding(acceptEncoding: string): 'br' | 'gzip' | 'identity' {
   return 'identity';
 }
 
+/** A file already compressed (a .tgz) is sent as it is: no content coding over it. */
+async function asIs(body: Buffer): Promise<Encoded> {
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  return { etag, identity: body, gzip: body, br: body };
+}
+
 /**
  * A handler for one file: `load` runs on the first request (and again while it throws, e.g. not built).
  * Every answer says nosniff; `headers` adds the file's own (a page's Content-Security-Policy).
+ * `compressed`: the file is compressed already, and sent without a content coding.
  */
-export function staticAsset(contentType: string, load: () => Buffer, headers: Record<string, string> = {}) {
+export function staticAsset(contentType: string, load: () => Buffer, headers: Record<string, string> = {}, options: { compressed?: boolean } = {}) {
   let encoded: Promise<Encoded> | undefined;
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    encoded ??= encode(load());
+    encoded ??= (options.compressed ? asIs : encode)(load());
     const asset = await encoded;
     reply.headers({ 'X-Content-Type-Options': 'nosniff', ...headers });
     reply.header('ETag', asset.etag).header('Vary', 'Accept-Encoding').header('Cache-Control', 'no-cache');
     if (request.headers['if-none-match']?.split(',').some((tag) => tag.trim() === asset.etag)) return reply.code(304).send();
-    const encoding = preferredEncoding(String(request.headers['accept-encoding'] ?? ''));
+    const encoding = options.compressed ? 'identity' : preferredEncoding(String(request.headers['accept-encoding'] ?? ''));
     if (encoding !== 'identity') reply.header('Content-Encoding', encoding);
     return reply.type(contentType).send(asset[encoding]);
   };

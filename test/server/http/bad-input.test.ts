@@ -240,7 +240,7 @@ describe("the HTTP layer's refusals", () => {
     const response = await rawExchange(t.baseUrl, bytes);
     expect(response.status).toBe(status);
     expect(response.contentType).toMatch(/^application\/problem\+json/);
-    expect(JSON.parse(response.body)).toMatchObject({ status, code, type: `https://docs.partner-platform.test/problems/${code}` });
+    expect(JSON.parse(response.body)).toMatchObject({ status, code, type: `/docs#/section/errors/${code}` });
     if (status !== 400) expect(contractViolations('GET', `${order}00000000-0000-4000-8000-000000000000`, status, response.contentType!, response.body)).toEqual([]);
   });
 

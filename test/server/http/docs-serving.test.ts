@@ -4,9 +4,13 @@ import { readFileSync } from 'node:fs';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProblemError, TYPE_BASE } from '../../../src/server/http/problems.js';
+import type { ProblemCode } from '../../../generated/schema.js';
 import { startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 const docsFile = readFileSync(new URL('../../../dist/docs/index.html', import.meta.url));
+const contract = JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8'));
+const PROBLEM_CODES = contract.components.schemas.ProblemCode.enum as ProblemCode[];
 let platform: TestPlatform;
 let browser: Browser;
 
@@ -100,4 +104,39 @@ describe('the docs as the platform serves them', () => {
       await page.close();
     }
   });
+
+  it("resolves every problem type, the platform's and the contract's examples', to its code's section of the docs", async () => {
+    // A real problem, as a merchant gets it: its type, resolved against the URL called (RFC 9457).
+    const called = `${platform.baseUrl}/partner/v1/platforms/orders`;
+    const refused = await (await fetch(called, { method: 'POST' })).json();
+    expect(refused.code).toBe('missing_credentials');
+    expect(new URL(refused.type, called).href).toBe(`${platform.baseUrl}/docs#/section/errors/missing_credentials`);
+    // Every code the platform writes, and every example of the contract, the same way.
+    expect(PROBLEM_CODES).toHaveLength(23);
+    const types = new Map(PROBLEM_CODES.map((code) => [code, new ProblemError(400, code, '').toProblem().type]));
+    for (const [code, type] of types) expect(type).toBe(`${TYPE_BASE}${code}`);
+    const examples = Object.values(contract.components.responses as Record<string, { content: Record<string, { examples?: Record<string, { value: { type: string; code: string } }> }> }>)
+      .flatMap((response) => Object.values(response.content['application/problem+json']?.examples ?? {}));
+    expect(examples.length).toBeGreaterThan(15);
+    for (const { value } of examples) expect(value.type, value.code).toBe(types.get(value.code as ProblemCode));
+    expect(contract.components.schemas.Problem.properties.type.example).toBe(types.get(contract.components.schemas.Problem.properties.type.example.split('/').pop()));
+
+    const page = await browser.newPage();
+    try {
+      await page.setViewportSize({ width: 1280, height: 1000 });
+      for (const [code, type] of types) {
+        const url = new URL(type, called).href;
+        await page.goto(url);
+        const section = page.locator(`[id="section/errors/${code}"]`);
+        await section.waitFor({ timeout: 15_000 });
+        await expect.poll(async () => (await section.boundingBox())?.y ?? Infinity, { timeout: 10_000, message: url }).toBeLessThan(200);
+        expect((await section.boundingBox())!.y, url).toBeGreaterThanOrEqual(-1);
+        // The code's own heading (## <code> under the guide's Errors), in view.
+        expect(await section.evaluate((heading) => [heading.tagName, heading.textContent?.trim()]), url).toEqual(['H2', code]);
+        expect(page.url()).toBe(url);
+      }
+    } finally {
+      await page.close();
+    }
+  }, 180_000);
 });
