@@ -65,7 +65,7 @@ export const MESSAGES: Record<Language, Messages> = {
     sandbox: 'Sandbox: a test page. Do not send real funds to this address.',
     states: {
       waiting: { heading: 'Waiting for your payment', text: (minimum) => `Send at least ${minimum} USDT to the address below before the time runs out.` },
-      partial: { heading: 'Partly paid', text: (due) => `Part of the payment has arrived. Send at least ${due} USDT more to the same address to complete it.` },
+      partial: { heading: 'Partly paid', text: (due) => `Send at least ${due} USDT more to the same address to complete it.` },
       done: { heading: 'Paid', text: (back) => `Your payment is complete. Thank you!${back ? '' : ' You can close this page.'}` },
       expired: {
         heading: 'This order has expired',
@@ -80,7 +80,7 @@ export const MESSAGES: Record<Language, Messages> = {
     purpose: 'For',
     payHeading: (network) => `Send USDT on ${NETWORK_NAMES[network]} to this address`,
     seen: (amount, confirmations, required) => `Payment seen, confirming ${confirmations} of ${required}: ${amount} USDT`,
-    seenNote: 'It counts in the amount received once confirmed.',
+    seenNote: 'Counted once confirmed.',
     payments: {
       heading: 'Payments received',
       amount: 'Amount',
@@ -115,10 +115,10 @@ export const MESSAGES: Record<Language, Messages> = {
   ru: {
     title: (network) => `Оплата в USDT в сети ${network}`,
     networkName: NETWORK_NAMES,
-    sandbox: 'Песочница: тестовая страница. Не отправляйте на этот адрес настоящие средства.',
+    sandbox: 'Песочница: тест. Не отправляйте сюда настоящие средства.',
     states: {
       waiting: { heading: 'Ожидаем оплату', text: (minimum) => `Отправьте не менее ${minimum} USDT на адрес ниже, пока не истекло время.` },
-      partial: { heading: 'Оплачено частично', text: (due) => `Часть оплаты получена. Отправьте ещё не менее ${due} USDT на тот же адрес, чтобы завершить оплату.` },
+      partial: { heading: 'Оплачено частично', text: (due) => `Отправьте ещё не менее ${due} USDT на тот же адрес, чтобы завершить оплату.` },
       done: { heading: 'Оплачено', text: (back) => `Оплата завершена. Спасибо!${back ? '' : ' Эту страницу можно закрыть.'}` },
       expired: {
         heading: 'Срок заказа истёк',
@@ -133,7 +133,7 @@ export const MESSAGES: Record<Language, Messages> = {
     purpose: 'Назначение',
     payHeading: (network) => `Отправьте USDT в сети ${NETWORK_NAMES[network]} на этот адрес`,
     seen: (amount, confirmations, required) => `Платёж замечен, подтверждений ${confirmations} из ${required}: ${amount} USDT`,
-    seenNote: 'Он войдёт в полученную сумму после подтверждения.',
+    seenNote: 'Зачтётся после подтверждения.',
     payments: {
       heading: 'Полученные платежи',
       amount: 'Сумма',

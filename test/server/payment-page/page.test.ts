@@ -368,12 +368,17 @@ describe('the payment page in Chromium', () => {
       const expiredPartial = await createOrder({ description: 'Order 1002' }, shop);
       await deposit(expiredPartial.uuid, 300_000, t, shop);
       clockOffset = 0;
-      const seen = await createOrder({}, shop);
-      seenOnChain.set(seen.uuid, [{ txId: 'aa'.repeat(32), amount: 700_000n, confirmations: 1, requiredConfirmations: 20 }]);
+      // The most of all above the address: all of the above, and two transfers seen on the chain.
+      const seen = await createOrder({ description: 'Заказ 1001: два билета на вечерний сеанс, ряд 12, места 7 и 8, получение в кассе кинотеатра ' + 'ж'.repeat(45) }, shop);
+      await deposit(seen.uuid, 200_000, t, shop);
+      seenOnChain.set(seen.uuid, [
+        { txId: 'aa'.repeat(32), amount: 700_000n, confirmations: 1, requiredConfirmations: 20 },
+        { txId: 'bb'.repeat(32), amount: 100_000n, confirmations: 19, requiredConfirmations: 20 },
+      ]);
       return [
         { url: waiting.paymentUrl, address: true }, // Tron, nothing paid
         { url: partial.paymentUrl, address: true }, // Ethereum, partly paid, merchant, description, a linked and a simulated payment
-        { url: watchedBase + watchedLinks.path(seen.uuid), address: true }, // a transfer seen, confirming
+        { url: watchedBase + watchedLinks.path(seen.uuid), address: true }, // partly paid, two transfers seen, confirming
         { url: done.paymentUrl, address: false, back: true },
         { url: doneNoReturn.paymentUrl, address: false },
         { url: expired.paymentUrl, address: false },
@@ -411,8 +416,8 @@ describe('the payment page in Chromium', () => {
               expect(box.x, `${where}: ${selector} left`).toBeGreaterThanOrEqual(0);
               expect(box.y + box.height, `${where}: ${selector} bottom`).toBeLessThanOrEqual(viewport.height);
               expect(box.x + box.width, `${where}: ${selector} right`).toBeLessThanOrEqual(viewport.width);
-              if (lang === 'ru' || url.includes(watchedBase) || !address) continue;
-              boxes.push(`${selector} ${Math.round(box.x)},${Math.round(box.y)} ${Math.round(box.width)}×${Math.round(box.height)}`);
+              if (!address) continue;
+              boxes.push(`${lang} ${selector} ${Math.round(box.x)},${Math.round(box.y)} ${Math.round(box.width)}×${Math.round(box.height)}`);
             }
             if (address) {
               const heading = await page.locator('#address-heading').innerText();
@@ -423,7 +428,7 @@ describe('the payment page in Chromium', () => {
           }
         }
       } finally {
-        console.log(`payment page first screen at ${viewport.width}×${viewport.height} (en; Tron waiting, then Ethereum partly paid with merchant, description and payments): ${boxes.join('; ')}`);
+        console.log(`payment page first screen at ${viewport.width}×${viewport.height} (Tron waiting; Ethereum partly paid with merchant, description and payments; Tron partly paid with all that and two transfers seen):\n${boxes.join('\n')}`);
         await sized.close();
       }
     }, 360_000);

@@ -74,7 +74,7 @@ describe('the payment page rendered', () => {
     const unconfirmed = [{ txId: TX, amount: 2_500_000n, confirmations: 3, requiredConfirmations: 12 }];
     const en = renderOrder(order({ unconfirmed }), 'en', context, NOW);
     expect(en).toContain('<ul class="seen"><li>Payment seen, confirming 3 of 12: 2.5 USDT</li></ul>');
-    expect(en).toContain('It counts in the amount received once confirmed.');
+    expect(en).toContain('Counted once confirmed.');
     expect(renderOrder(order({ unconfirmed }), 'ru', context, NOW)).toContain('<li>Платёж замечен, подтверждений 3 из 12: 2.5 USDT</li>');
     expect(renderOrder(order({ unconfirmed: [] }), 'en', context, NOW)).not.toContain('class="seen"');
     expect(renderOrder(order(), 'en', context, NOW)).not.toContain('class="seen"');
