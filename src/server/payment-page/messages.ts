@@ -37,7 +37,6 @@ export interface Messages {
   token: string;
   tokenContract: string;
   warning: (network: Network, others: string) => string;
-  address: string;
   copy: string;
   copied: string;
   qrAlt: string;
@@ -101,7 +100,6 @@ export const MESSAGES: Record<Language, Messages> = {
     tokenContract: 'Token contract',
     warning: (network, others) =>
       `Send only USDT on ${NETWORK_NAMES[network]}. Other tokens, and USDT on any other network (${others}), are not credited and may be lost.`,
-    address: 'Address',
     copy: 'Copy address',
     copied: 'Copied',
     qrAlt: 'QR code of the address',
@@ -157,7 +155,6 @@ export const MESSAGES: Record<Language, Messages> = {
     tokenContract: 'Контракт токена',
     warning: (network, others) =>
       `Отправляйте только USDT в сети ${NETWORK_NAMES[network]}. Другие токены и USDT в любой другой сети (${others}) не зачисляются и могут быть потеряны.`,
-    address: 'Адрес',
     copy: 'Скопировать адрес',
     copied: 'Скопировано',
     qrAlt: 'QR-код адреса',
