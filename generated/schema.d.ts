@@ -250,6 +250,7 @@ export interface components {
             customerId: components["schemas"]["MerchantReference"];
             callbackUrl: components["schemas"]["CallbackUrl"];
             returnUrl?: components["schemas"]["ReturnUrl"];
+            description?: components["schemas"]["OrderDescription"];
         };
         /** @description A deposit order as returned by its creation (no `receivedAmount` yet), with the link to its payment page. */
         CreatedDepositOrder: components["schemas"]["DepositOrderCore"] & {
@@ -548,6 +549,15 @@ export interface components {
          * @example 1500000
          */
         TokenAmount: number;
+        /**
+         * @description Optional: a short description or reference of the order that the payment page shows the payer
+         *     (for example "Order 1001, 2 tickets"), 1 to 140 characters, no control characters and no unpaired
+         *     UTF-16 surrogates. Shown as text, never as HTML. Do not put the customer's personal data in it: anyone
+         *     with the payment link reads it. Part of the idempotency check: the same `externalId` with another
+         *     `description` is `409`.
+         * @example Order 1001, 2 tickets
+         */
+        OrderDescription: string;
         /** @description The fields every deposit order representation carries. */
         DepositOrderCore: {
             /**
@@ -583,6 +593,8 @@ export interface components {
             status: components["schemas"]["OrderStatus"];
             /** @description The confirmed total, in the smallest unit, at which the order is `DONE` (Tron 1 USDT, Ethereum 10 USDT by default). */
             minAmount: components["schemas"]["TokenAmount"];
+            /** @description The order's description as sent in the create request; absent when none was sent. */
+            description?: components["schemas"]["OrderDescription"];
         };
         /** @description Exact sum of the confirmed deposits to the order's address, in the smallest unit. */
         ReceivedAmount: components["schemas"]["TokenAmount"];
@@ -1073,6 +1085,7 @@ export type FieldError = components['schemas']['FieldError'];
 export type Currency = components['schemas']['Currency'];
 export type WalletAddress = components['schemas']['WalletAddress'];
 export type TokenAmount = components['schemas']['TokenAmount'];
+export type OrderDescription = components['schemas']['OrderDescription'];
 export type DepositOrderCore = components['schemas']['DepositOrderCore'];
 export type ReceivedAmount = components['schemas']['ReceivedAmount'];
 export type PaymentUrl = components['schemas']['PaymentUrl'];

@@ -71,6 +71,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** Reads of payment pages per caller's address (the page and its live updates). */
   paymentPageRateLimit: { limit: number; windowSeconds: number };
+  /** Each network's block explorer page of a transaction, `{txId}` in it: the payment page links its payments there. */
+  explorerTxUrls: Record<Network, string>;
   /** Sandbox: warn (a quiet terminal, request logs off); live: info (a line per request). */
   logLevel: string;
   callbacks: {
@@ -143,6 +145,8 @@ const SETTINGS = {
   'trusted-proxies': { env: 'TRUSTED_PROXIES' },
   'public-url': { env: 'PUBLIC_URL' },
   'payment-page-rate-limit': { env: 'PAYMENT_PAGE_RATE_LIMIT' },
+  'tron-explorer-tx-url': { env: 'TRON_EXPLORER_TX_URL' },
+  'ethereum-explorer-tx-url': { env: 'ETHEREUM_EXPLORER_TX_URL' },
   'log-level': { env: 'LOG_LEVEL' },
   'event-retention-days': { env: 'EVENT_RETENTION_DAYS' },
   'redelivery-rate-limit': { env: 'REDELIVERY_RATE_LIMIT' },
@@ -216,6 +220,15 @@ function publicUrl(mode: Mode, text: string | undefined): string | undefined {
   return url.href.replace(/\/+$/, '');
 }
 
+/** A block explorer's transaction page: an absolute http(s) URL with `{txId}` once, where the transaction id goes. */
+function explorerTxUrl(name: string, text: string): string {
+  const url = URL.canParse(text.replace('{txId}', 'x')) ? new URL(text.replace('{txId}', 'x')) : undefined;
+  if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || text.split('{txId}').length !== 2 || text.length > 1024) {
+    throw new ConfigError(`${name} must be an absolute http(s) URL with {txId} once where the transaction id goes (at most 1024 characters), got "${text}"`);
+  }
+  return text;
+}
+
 /** The configuration from the environment, under the command line's flags (the flag wins; a secret's flag is refused). */
 export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string | boolean | undefined> = {}): Config {
   const raw = flags as Raw;
@@ -250,6 +263,10 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     publicUrl: publicUrl(mode, get('public-url')),
     // An open page reads its order once a second: 300 a minute leaves room for a few payers behind one address.
     paymentPageRateLimit: rateLimit(get('payment-page-rate-limit') ?? '300/60', 'PAYMENT_PAGE_RATE_LIMIT'),
+    explorerTxUrls: {
+      Tron: explorerTxUrl('TRON_EXPLORER_TX_URL', get('tron-explorer-tx-url') ?? 'https://tronscan.org/#/transaction/{txId}'),
+      Ethereum: explorerTxUrl('ETHEREUM_EXPLORER_TX_URL', get('ethereum-explorer-tx-url') ?? 'https://etherscan.io/tx/{txId}'),
+    },
     logLevel: logLevel(get('log-level') ?? (mode === 'sandbox' ? 'warn' : 'info')),
     callbacks: {
       timeoutSeconds: integer('CALLBACK_TIMEOUT_SECONDS', get('callback-timeout-seconds') ?? '15', 1, 120),

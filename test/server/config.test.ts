@@ -100,6 +100,8 @@ const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: 
   'trusted-proxies': ['10.0.0.5', '192.168.0.0/16', (c) => c.trustedProxies, ['10.0.0.5'], ['192.168.0.0/16']],
   'public-url': ['https://flag.example/pay/', 'https://env.example', (c) => c.publicUrl, 'https://flag.example/pay', 'https://env.example'],
   'payment-page-rate-limit': ['10/60', '20/30', (c) => c.paymentPageRateLimit, { limit: 10, windowSeconds: 60 }, { limit: 20, windowSeconds: 30 }],
+  'tron-explorer-tx-url': ['https://tron.flag.example/tx/{txId}', 'https://tron.env.example/#/{txId}', (c) => c.explorerTxUrls.Tron, 'https://tron.flag.example/tx/{txId}', 'https://tron.env.example/#/{txId}'],
+  'ethereum-explorer-tx-url': ['https://eth.flag.example/tx/{txId}', 'https://eth.env.example/tx/{txId}?x=1', (c) => c.explorerTxUrls.Ethereum, 'https://eth.flag.example/tx/{txId}', 'https://eth.env.example/tx/{txId}?x=1'],
   'log-level': ['debug', 'error', (c) => c.logLevel, 'debug', 'error'],
   'event-retention-days': ['45', '90', (c) => c.eventRetentionDays, 45, 90],
   'redelivery-rate-limit': ['5/60', '20/3600', (c) => c.redeliveryRateLimit, { limit: 5, windowSeconds: 60 }, { limit: 20, windowSeconds: 3600 }],
@@ -128,6 +130,16 @@ describe('every other setting', () => {
     expect(read(readConfig(env, { [name]: flagValue }))).toEqual(fromFlag);
     expect(read(readConfig({ ...env, [variable]: envValue }, {}))).toEqual(fromEnv);
     expect(read(readConfig({ ...env, [variable]: envValue }, { [name]: flagValue }))).toEqual(fromFlag);
+  });
+});
+
+describe("the payment page's explorer settings", () => {
+  it('link to Tronscan and Etherscan by default', () => {
+    expect(readConfig({}, {}).explorerTxUrls).toEqual({ Tron: 'https://tronscan.org/#/transaction/{txId}', Ethereum: 'https://etherscan.io/tx/{txId}' });
+  });
+
+  it.each(['https://tronscan.org/#/transaction/', 'tronscan.org/{txId}', 'javascript:alert("{txId}")', 'https://u:p@x.example/{txId}', 'https://x.example/{txId}/{txId}'])('refuse %s', (value) => {
+    expect(() => readConfig({ TRON_EXPLORER_TX_URL: value }, {})).toThrow(/^TRON_EXPLORER_TX_URL must be an absolute http\(s\) URL with \{txId\} once/);
   });
 });
 

@@ -50,6 +50,13 @@ function workerCount(flags: Flags): number {
   return count;
 }
 
+/** --display-name: what payers read on the page, so 1 to 100 characters without control characters. */
+function displayNameFlag(flags: Flags): string {
+  const text = required(flags, 'display-name');
+  if (text.length > 100 || text.trim() === '' || /[\u0000-\u001F\u007F]/.test(text)) throw new UsageError('--display-name must be 1 to 100 characters without control characters');
+  return text;
+}
+
 function print(io: Io, flags: Flags, value: unknown, text: string) {
   io.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
 }
@@ -95,12 +102,36 @@ export const COMMANDS: Command[] = [
   {
     words: ['merchants', 'create'],
     summary: "creates a merchant and prints its API key, API secret and callback secret (shown once)",
-    flags: { name: { value: 'NAME', description: "the merchant's name, 1 to 200 characters", required: true }, json: JSON_FLAG },
-    example: 'partner-api merchants create --name "Acme Shop" --json',
+    flags: {
+      name: { value: 'NAME', description: "the merchant's name, 1 to 200 characters", required: true },
+      'display-name': { value: 'TEXT', description: 'the name payers see on the payment page, 1 to 100 characters (none shown without it)' },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api merchants create --name "Acme Shop" --display-name "Acme" --json',
     async run(flags, config, io) {
       const name = required(flags, 'name');
       if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
-      printCredentials(io, flags, await withPlatform(io, config, (p) => p.merchants.create(name)));
+      const displayName = flags['display-name'] === undefined ? undefined : displayNameFlag(flags);
+      printCredentials(io, flags, await withPlatform(io, config, (p) => p.merchants.create(name, displayName)));
+    },
+  },
+  {
+    words: ['merchants', 'set-display-name'],
+    summary: 'sets the name payers see on the payment page of a merchant\'s orders (or removes it with --clear)',
+    flags: {
+      'api-key': { value: 'KEY', description: "the merchant's API key", required: true },
+      'display-name': { value: 'TEXT', description: 'the name payers see, 1 to 100 characters' },
+      clear: { description: 'show no name' },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api merchants set-display-name --api-key pk_test_… --display-name "Acme"',
+    async run(flags, config, io) {
+      const apiKey = required(flags, 'api-key');
+      if ((flags['display-name'] === undefined) === !flags.clear) throw new UsageError('give either --display-name or --clear');
+      const displayName = flags.clear ? null : displayNameFlag(flags);
+      const merchant = await withPlatform(io, config, (p) => p.merchants.setDisplayName(apiKey, displayName));
+      if (!merchant) throw new RefusedError(`no merchant has the API key ${apiKey}`);
+      print(io, flags, merchant, `name: ${merchant.name}\ndisplayName: ${merchant.displayName ?? '(none)'}`);
     },
   },
   {

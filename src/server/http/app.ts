@@ -27,7 +27,7 @@ export const BODY_LIMIT = 16 * 1024;
 export interface AppDeps {
   config: Pick<
     Config,
-    'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'trustedProxies' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds' | 'networks' | 'publicUrl' | 'paymentPageRateLimit' | 'eventRetentionDays' | 'redeliveryRateLimit'
+    'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'trustedProxies' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds' | 'networks' | 'publicUrl' | 'paymentPageRateLimit' | 'explorerTxUrls' | 'eventRetentionDays' | 'redeliveryRateLimit'
   >;
   db: Database;
   merchants: Merchants;

@@ -29,10 +29,20 @@ export class Merchants {
     private readonly mode: Mode,
   ) {}
 
-  async create(name: string): Promise<MerchantCredentials & { name: string }> {
+  /** `displayName`: the name payers see on the payment page (none shown without one). */
+  async create(name: string, displayName?: string): Promise<MerchantCredentials & { name: string; displayName?: string }> {
     const { id, apiKey } = newMerchantIdentity(this.mode);
-    await this.db.query('INSERT INTO merchants (id, name, api_key) VALUES ($1, $2, $3)', [id, name, apiKey]);
-    return { name, ...this.secrets.credentials({ id, apiKey, secretVersion: 1 }) };
+    await this.db.query('INSERT INTO merchants (id, name, api_key, display_name) VALUES ($1, $2, $3, $4)', [id, name, apiKey, displayName ?? null]);
+    return { name, ...(displayName === undefined ? {} : { displayName }), ...this.secrets.credentials({ id, apiKey, secretVersion: 1 }) };
+  }
+
+  /** Sets (or with null, removes) the name payers see on the payment page. Undefined when no merchant has this API key. */
+  async setDisplayName(apiKey: string, displayName: string | null): Promise<{ merchantId: string; name: string; displayName: string | null } | undefined> {
+    const [row] = await this.db.query<{ id: string; name: string; display_name: string | null }>(
+      'UPDATE merchants SET display_name = $2 WHERE api_key = $1 RETURNING id, name, display_name',
+      [apiKey, displayName],
+    );
+    return row && { merchantId: row.id, name: row.name, displayName: row.display_name };
   }
 
   /**

@@ -15,6 +15,8 @@ export interface OrderRow {
   callback_url: string;
   /** The payment page's "Back to the shop" link, or null. */
   return_url: string | null;
+  /** The order's description for the payer (the payment page), or null. */
+  description: string | null;
   address: string;
   address_qr: string;
   status: DepositOrder['status'];
@@ -27,7 +29,7 @@ export interface OrderRow {
 /** An order's row with its merchant: what a change that writes a callback reads back. */
 export type OwnedOrderRow = OrderRow & { merchant_id: string };
 
-export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, return_url, address, address_qr, status, min_amount,
+export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, return_url, description, address, address_qr, status, min_amount,
   received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
 
 /** The read of one order by its primary key (and owner). */
@@ -39,11 +41,23 @@ export async function orderAddress(sql: Sql, uuid: string): Promise<{ uuid: stri
   return row;
 }
 
-/** What a payment page shows of orders, by uuid (payment-page/order.ts reads it in batches). */
+/**
+ * What a payment page shows of orders, by uuid (payment-page/order.ts reads it in batches): the order,
+ * its merchant's display name (the one reach into merchants' table of the page, on purpose: one query a
+ * read), and its credited deposits as JSON, oldest first (the last PAGE_DEPOSITS of them, and their count).
+ */
+export const PAGE_DEPOSITS = 50;
 export const READ_PAGE_ORDERS_SQL = `
-  SELECT uuid, blockchain, address, address_qr, status, min_amount, received_amount, return_url,
-         to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS expired_at
-    FROM deposit_orders WHERE uuid = ANY($1::uuid[])`;
+  SELECT o.uuid, o.blockchain, o.address, o.address_qr, o.status, o.min_amount, o.received_amount, o.return_url, o.description,
+         to_char(o.expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS expired_at,
+         m.display_name,
+         (SELECT json_agg(json_build_object(
+                    'txId', d.tx_hash, 'amount', d.amount::text, 'simulated', d.source = 'sandbox',
+                    'at', to_char(d.credited_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')) ORDER BY d.id)
+            FROM (SELECT * FROM deposits WHERE order_uuid = o.uuid ORDER BY id DESC LIMIT ${PAGE_DEPOSITS}) d) AS deposits,
+         (SELECT count(*)::int FROM deposits WHERE order_uuid = o.uuid) AS deposit_count
+    FROM deposit_orders o JOIN merchants m ON m.id = o.merchant_id
+   WHERE o.uuid = ANY($1::uuid[])`;
 
 /** One order of a merchant, as the database holds it. */
 export async function readOrderRow(sql: Sql, merchantId: string, uuid: string): Promise<OrderRow | undefined> {
@@ -71,6 +85,7 @@ export function toCreatedDepositOrder(row: OrderRow): CreatedOrderView {
     rate: 1,
     status: row.status,
     minAmount: toJsonInteger(row.min_amount),
+    ...(row.description === null ? {} : { description: row.description }),
   };
 }
 

@@ -27,7 +27,8 @@ function sameRequest(row: OrderRow, request: CreateDepositOrderRequest): boolean
     row.currency === request.currency &&
     row.customer_id === request.customerId &&
     row.callback_url === request.callbackUrl &&
-    row.return_url === (request.returnUrl ?? null)
+    row.return_url === (request.returnUrl ?? null) &&
+    row.description === (request.description ?? null)
   );
 }
 
@@ -41,6 +42,7 @@ interface NewOrder {
   customerId: string;
   callbackUrl: string;
   returnUrl: string | null;
+  description: string | null;
   minAmount: bigint;
   expiredAt: Date;
 }
@@ -59,23 +61,23 @@ const INSERT_ORDERS_SQL = `
   WITH new_orders AS (
     SELECT o.*, row_number() OVER (PARTITION BY o.blockchain ORDER BY o.ordinal) AS slot
       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                  $8::bigint[], $9::timestamptz[], $10::text[])
+                  $8::bigint[], $9::timestamptz[], $10::text[], $11::text[])
            WITH ORDINALITY AS o(uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
-                                min_amount, expired_at, return_url, ordinal)),
+                                min_amount, expired_at, return_url, description, ordinal)),
   tron AS MATERIALIZED (
     SELECT network, address_index, address, address_qr FROM address_pool
-     WHERE network = 'Tron' AND wallet = $11 ORDER BY address_index LIMIT $12 FOR UPDATE SKIP LOCKED),
+     WHERE network = 'Tron' AND wallet = $12 ORDER BY address_index LIMIT $13 FOR UPDATE SKIP LOCKED),
   ethereum AS MATERIALIZED (
     SELECT network, address_index, address, address_qr FROM address_pool
-     WHERE network = 'Ethereum' AND wallet = $13 ORDER BY address_index LIMIT $14 FOR UPDATE SKIP LOCKED),
+     WHERE network = 'Ethereum' AND wallet = $14 ORDER BY address_index LIMIT $15 FOR UPDATE SKIP LOCKED),
   picked AS (
     SELECT p.*, row_number() OVER (PARTITION BY p.network ORDER BY p.address_index) AS slot
       FROM (SELECT * FROM tron UNION ALL SELECT * FROM ethereum) p),
   inserted AS (
     INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url,
-                                address_index, address, address_qr, min_amount, expired_at, return_url)
+                                address_index, address, address_qr, min_amount, expired_at, return_url, description)
     SELECT o.uuid, o.merchant_id, o.external_id, o.blockchain, o.currency, o.customer_id, o.callback_url,
-           p.address_index, p.address, p.address_qr, o.min_amount, o.expired_at, o.return_url
+           p.address_index, p.address, p.address_qr, o.min_amount, o.expired_at, o.return_url, o.description
       FROM new_orders o JOIN picked p ON p.network = o.blockchain AND p.slot = o.slot
     ON CONFLICT (merchant_id, external_id) DO NOTHING
     RETURNING uuid, blockchain, address_index, address, address_qr),
@@ -84,8 +86,8 @@ const INSERT_ORDERS_SQL = `
   -- Each network's ready addresses as this statement found them, its own takes included: every process
   -- then sees the shared pool's level, whoever took from it.
   levels AS (
-    SELECT (SELECT count(*)::int FROM address_pool WHERE network = 'Tron' AND wallet = $11) AS tron_ready,
-           (SELECT count(*)::int FROM address_pool WHERE network = 'Ethereum' AND wallet = $13) AS ethereum_ready)
+    SELECT (SELECT count(*)::int FROM address_pool WHERE network = 'Tron' AND wallet = $12) AS tron_ready,
+           (SELECT count(*)::int FROM address_pool WHERE network = 'Ethereum' AND wallet = $14) AS ethereum_ready)
   SELECT i.uuid, i.address, i.address_qr, l.tron_ready, l.ethereum_ready FROM inserted i, levels l
   UNION ALL
   SELECT o.uuid, NULL, NULL, l.tron_ready, l.ethereum_ready FROM new_orders o, levels l
@@ -100,14 +102,14 @@ interface InsertedRow {
   ethereum_ready: number;
 }
 
-/** The insert's parameters: ten arrays, one per column, then each network's wallet and count of new orders. */
+/** The insert's parameters: eleven arrays, one per column, then each network's wallet and count of new orders. */
 function insertParameters(orders: readonly NewOrder[], wallets: Record<Network, string>): unknown[] {
   const column = <T>(value: (order: NewOrder) => T) => orders.map(value);
   const count = (network: Network) => orders.filter((o) => o.network === network).length;
   return [
     column((o) => o.uuid), column((o) => o.merchantId), column((o) => o.externalId), column((o) => o.network),
     column((o) => o.currency), column((o) => o.customerId), column((o) => o.callbackUrl), column((o) => String(o.minAmount)),
-    column((o) => o.expiredAt.toISOString()), column((o) => o.returnUrl),
+    column((o) => o.expiredAt.toISOString()), column((o) => o.returnUrl), column((o) => o.description),
     wallets.Tron, count('Tron'), wallets.Ethereum, count('Ethereum'),
   ];
 }
@@ -121,6 +123,7 @@ function insertedRow(order: NewOrder, address: { address: string; qr: string }):
     customer_id: order.customerId,
     callback_url: order.callbackUrl,
     return_url: order.returnUrl,
+    description: order.description,
     address: address.address,
     address_qr: address.qr,
     status: 'NEW',
@@ -223,6 +226,7 @@ export class Orders {
         customerId: request.customerId,
         callbackUrl: request.callbackUrl,
         returnUrl: request.returnUrl ?? null,
+        description: request.description ?? null,
         minAmount: this.config.networks[network].minAmount,
         expiredAt: new Date(this.now() + this.config.orderLifetimeSeconds * 1000),
       };

@@ -15,10 +15,18 @@ export interface Messages {
   states: {
     waiting: { heading: string; text: (minimum: string) => string };
     partial: { heading: string; text: (due: string) => string };
-    done: { heading: string; text: string };
-    expired: { heading: string; text: string };
+    /** `back`: the page shows the button back to the shop, else the payer is told the page can be closed. */
+    done: { heading: string; text: (back: boolean) => string };
+    expired: { heading: string; text: string; shortfall: (received: string, minimum: string, due: string) => string };
   };
-  afterExpiry: (window: string) => string;
+  /** The one sentence about late payments, exactly as the platform credits them (deposits.ts, the watch window). */
+  afterExpiry: (window: string, until: string) => string;
+  payTo: string;
+  purpose: string;
+  payHeading: (network: Network) => string;
+  seen: (amount: string, confirmations: number, required: number) => string;
+  seenNote: string;
+  payments: { heading: string; amount: string; time: string; transaction: string; simulated: string; explorer: (network: Network) => string; earlier: (count: number) => string };
   span: (span: Span) => string;
   minimum: string;
   received: string;
@@ -29,7 +37,6 @@ export interface Messages {
   token: string;
   tokenContract: string;
   warning: (network: Network, others: string) => string;
-  address: string;
   copy: string;
   copied: string;
   qrAlt: string;
@@ -57,13 +64,31 @@ export const MESSAGES: Record<Language, Messages> = {
     sandbox: 'Sandbox: a test page. Do not send real funds to this address.',
     states: {
       waiting: { heading: 'Waiting for your payment', text: (minimum) => `Send at least ${minimum} USDT to the address below before the time runs out.` },
-      partial: { heading: 'Partly paid', text: (due) => `Part of the payment has arrived. Send at least ${due} USDT more to the same address to complete it.` },
-      done: { heading: 'Paid', text: 'Your payment has been received. Thank you! You can close this page.' },
-      expired: { heading: 'This order has expired', text: 'The time to pay is over: do not send a new payment to this address. Every payment sent before the deadline is counted.' },
+      partial: { heading: 'Partly paid', text: (due) => `Send at least ${due} USDT more to the same address to complete it.` },
+      done: { heading: 'Paid', text: (back) => `Your payment is complete. Thank you!${back ? '' : ' You can close this page.'}` },
+      expired: {
+        heading: 'This order has expired',
+        text: 'The time to pay is over.',
+        shortfall: (received, minimum, due) => `${received} USDT of the ${minimum} USDT minimum was received: ${due} USDT was still due at the deadline.`,
+      },
     },
-    afterExpiry: (window) =>
-      `A late payment confirmed within ${window} after the deadline is still credited, and completes the order if the total reaches the minimum. ` +
-      'Later payments are not credited automatically: ask the shop before paying late.',
+    afterExpiry: (window, until) =>
+      `A payment that reaches this order's address on the chain by ${until} (${window} after the deadline) is still credited to the order, and completes it once the total reaches the minimum; ` +
+      'one that arrives later is not credited automatically, so ask the shop before paying late.',
+    payTo: 'Pay to',
+    purpose: 'For',
+    payHeading: (network) => `Send USDT on ${NETWORK_NAMES[network]} to this address`,
+    seen: (amount, confirmations, required) => `Payment seen, confirming ${confirmations} of ${required}: ${amount} USDT`,
+    seenNote: 'Counted once confirmed.',
+    payments: {
+      heading: 'Payments received',
+      amount: 'Amount',
+      time: 'Credited',
+      transaction: 'Transaction',
+      simulated: 'simulated in the sandbox, not on a chain: no explorer link',
+      explorer: (network) => `on the ${network} block explorer`,
+      earlier: (count) => `The ${count} payments before these are counted in the amount received.`,
+    },
     span: (span) => ('days' in span ? enPlural(span.days, 'day') : 'hours' in span ? enPlural(span.hours, 'hour') : enPlural(span.minutes, 'minute')),
     minimum: 'Minimum to pay',
     received: 'Received so far',
@@ -75,7 +100,6 @@ export const MESSAGES: Record<Language, Messages> = {
     tokenContract: 'Token contract',
     warning: (network, others) =>
       `Send only USDT on ${NETWORK_NAMES[network]}. Other tokens, and USDT on any other network (${others}), are not credited and may be lost.`,
-    address: 'Address',
     copy: 'Copy address',
     copied: 'Copied',
     qrAlt: 'QR code of the address',
@@ -89,16 +113,34 @@ export const MESSAGES: Record<Language, Messages> = {
   ru: {
     title: (network) => `Оплата в USDT в сети ${network}`,
     networkName: NETWORK_NAMES,
-    sandbox: 'Песочница: тестовая страница. Не отправляйте на этот адрес настоящие средства.',
+    sandbox: 'Песочница: тест. Не отправляйте сюда настоящие средства.',
     states: {
       waiting: { heading: 'Ожидаем оплату', text: (minimum) => `Отправьте не менее ${minimum} USDT на адрес ниже, пока не истекло время.` },
-      partial: { heading: 'Оплачено частично', text: (due) => `Часть оплаты получена. Отправьте ещё не менее ${due} USDT на тот же адрес, чтобы завершить оплату.` },
-      done: { heading: 'Оплачено', text: 'Оплата получена. Спасибо! Эту страницу можно закрыть.' },
-      expired: { heading: 'Срок заказа истёк', text: 'Время на оплату вышло: не отправляйте на этот адрес новых платежей. Все платежи, отправленные до срока, учтены.' },
+      partial: { heading: 'Оплачено частично', text: (due) => `Отправьте ещё не менее ${due} USDT на тот же адрес, чтобы завершить оплату.` },
+      done: { heading: 'Оплачено', text: (back) => `Оплата завершена. Спасибо!${back ? '' : ' Эту страницу можно закрыть.'}` },
+      expired: {
+        heading: 'Срок заказа истёк',
+        text: 'Время на оплату вышло.',
+        shortfall: (received, minimum, due) => `Получено ${received} USDT из минимальных ${minimum} USDT: к сроку оставалось оплатить ${due} USDT.`,
+      },
     },
-    afterExpiry: (window) =>
-      `Платёж, подтверждённый в течение ${window} после срока, всё равно зачисляется и завершает заказ, если сумма достигнет минимума. ` +
-      'Более поздние платежи автоматически не зачисляются: прежде чем платить с опозданием, свяжитесь с магазином.',
+    afterExpiry: (window, until) =>
+      `Платёж, поступивший на адрес этого заказа в сети до ${until} (${window} после срока), всё равно зачисляется в заказ и завершает его, когда сумма достигнет минимума; ` +
+      'поступивший позже автоматически не зачисляется, поэтому прежде чем платить с опозданием, свяжитесь с магазином.',
+    payTo: 'Получатель',
+    purpose: 'Назначение',
+    payHeading: (network) => `Отправьте USDT в сети ${NETWORK_NAMES[network]} на этот адрес`,
+    seen: (amount, confirmations, required) => `Платёж замечен, подтверждений ${confirmations} из ${required}: ${amount} USDT`,
+    seenNote: 'Зачтётся после подтверждения.',
+    payments: {
+      heading: 'Полученные платежи',
+      amount: 'Сумма',
+      time: 'Зачислен',
+      transaction: 'Транзакция',
+      simulated: 'имитация в песочнице, не в сети: ссылки на обозреватель нет',
+      explorer: (network) => `в обозревателе блоков ${network}`,
+      earlier: (count) => `Предыдущие платежи (${count}) учтены в полученной сумме.`,
+    },
     span: (span) =>
       'days' in span ? ruPlural(span.days, ['дня', 'дней', 'дней'])
       : 'hours' in span ? ruPlural(span.hours, ['часа', 'часов', 'часов'])
@@ -113,7 +155,6 @@ export const MESSAGES: Record<Language, Messages> = {
     tokenContract: 'Контракт токена',
     warning: (network, others) =>
       `Отправляйте только USDT в сети ${NETWORK_NAMES[network]}. Другие токены и USDT в любой другой сети (${others}) не зачисляются и могут быть потеряны.`,
-    address: 'Адрес',
     copy: 'Скопировать адрес',
     copied: 'Скопировано',
     qrAlt: 'QR-код адреса',

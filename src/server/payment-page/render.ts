@@ -11,19 +11,22 @@ import { platformDateTime } from '../shared/time.js';
 /** What the page says about the platform rather than the order. */
 export interface PageContext {
   sandbox: boolean;
+  /** Each network's block explorer page of a transaction, `{txId}` in it (TRON_EXPLORER_TX_URL, …). */
+  explorerTxUrls: Record<Network, string>;
   /** The token contract per network as the network writes addresses (Tron base58, Ethereum EIP-55). */
   tokenContracts: Record<Network, string>;
   watchWindowSeconds: number;
 }
 
 /** The page's context from the platform's settings: each network's token contract is the one it scans (or would). */
-export function pageContext(config: Pick<Config, 'mode' | 'networks' | 'watchWindowSeconds'>): PageContext {
+export function pageContext(config: Pick<Config, 'mode' | 'networks' | 'watchWindowSeconds' | 'explorerTxUrls'>): PageContext {
   const shown = (network: Network) => {
     const id = Buffer.from((config.networks[network].chain?.tokenContract ?? USDT_CONTRACTS[network]).slice(2), 'hex');
     return network === 'Tron' ? toTronAddress(id) : toChecksumAddress(id);
   };
   return {
     sandbox: config.mode === 'sandbox',
+    explorerTxUrls: config.explorerTxUrls,
     tokenContracts: { Tron: shown('Tron'), Ethereum: shown('Ethereum') },
     watchWindowSeconds: config.watchWindowSeconds,
   };
@@ -58,30 +61,90 @@ function qrSide(dataUrl: string): number {
 
 /** Changes exactly when what the page shows of the order changes (not with the clock's seconds). */
 export function orderVersion(order: PageOrder, now: number): string {
-  return `${pageState(order, now)}.${order.receivedAmount}`;
+  const seen = (order.unconfirmed ?? []).map((u) => `${u.amount}x${u.confirmations}`).join('-');
+  return `${pageState(order, now)}.${order.receivedAmount}.${order.paymentCount}${seen ? `.${seen}` : ''}`;
 }
 
 const fact = (term: string, value: string, id?: string) => `<div><dt>${term}</dt><dd${id ? ` id="${id}"` : ''}>${value}</dd></div>`;
 
+/** What is still due: nothing once the minimum is reached. */
+const dueOf = (order: PageOrder) => (order.receivedAmount < order.minAmount ? order.minAmount - order.receivedAmount : 0n);
+
 function stateSection(t: Messages, state: PageState, order: PageOrder, context: PageContext): string {
-  const text =
-    state === 'waiting' ? t.states.waiting.text(formatDecimalUnits(order.minAmount))
-    : state === 'partial' ? t.states.partial.text(formatDecimalUnits(order.minAmount - order.receivedAmount))
-    : t.states[state].text;
-  const after = state === 'expired' ? `<p>${escape(t.afterExpiry(t.span(watchSpan(context.watchWindowSeconds))))}</p>` : '';
-  return `<section class="state state-${state}" role="status"><h2>${escape(t.states[state].heading)}</h2><p>${escape(text)}</p>${after}</section>`;
+  const paragraphs =
+    state === 'waiting' ? [t.states.waiting.text(formatDecimalUnits(order.minAmount))]
+    : state === 'partial' ? [t.states.partial.text(formatDecimalUnits(dueOf(order)))]
+    : state === 'done' ? [t.states.done.text(order.returnUrl !== null)]
+    : [
+        t.states.expired.text +
+          (order.receivedAmount > 0n ? ` ${t.states.expired.shortfall(formatDecimalUnits(order.receivedAmount), formatDecimalUnits(order.minAmount), formatDecimalUnits(dueOf(order)))}` : ''),
+        t.afterExpiry(t.span(watchSpan(context.watchWindowSeconds)), deadline(order.expiresAt + context.watchWindowSeconds * 1000)),
+      ];
+  // Transfers on the chain, not confirmed yet: the payer sees the payment was noticed.
+  const seen = (order.unconfirmed ?? [])
+    .map((u) => `<li>${escape(t.seen(formatDecimalUnits(u.amount), Math.min(u.confirmations, u.requiredConfirmations), u.requiredConfirmations))}</li>`)
+    .join('');
+  // After payment, the way back to the shop comes first (item 6 of issue 35): the payer is done here.
+  const back = state === 'done' && order.returnUrl ? backLink(t, order.returnUrl, true) : '';
+  return (
+    `<section class="state state-${state}" role="status"><h2>${escape(t.states[state].heading)}</h2>` +
+    paragraphs.map((text) => `<p>${escape(text)}</p>`).join('') +
+    (seen ? `<ul class="seen">${seen}</ul><p class="seen-note">${escape(t.seenNote)}</p>` : '') +
+    back +
+    `</section>`
+  );
 }
 
+function backLink(t: Messages, returnUrl: string, primary: boolean): string {
+  return `<p><a class="back${primary ? ' primary' : ''}" href="${escape(returnUrl)}" rel="noreferrer">${escape(t.backToShop)}</a></p>`;
+}
+
+/** The QR code, the address and its copy button, under a heading that names the network and the token. */
 function payingSection(t: Messages, order: PageOrder): string {
   const side = qrSide(order.addressQr);
   return (
     `<section class="pay" aria-labelledby="address-heading">` +
-    `<p class="warning">${escape(t.warning(order.blockchain, OTHER_NETWORKS[order.blockchain]))}</p>` +
-    `<h2 id="address-heading">${escape(t.address)}</h2>` +
-    `<p class="address"><code id="address">${escape(order.address)}</code></p>` +
-    `<button type="button" class="copy" data-copy="address" data-copied="${escape(t.copied)}" hidden>${escape(t.copy)}</button>` +
+    `<h2 id="address-heading">${escape(t.payHeading(order.blockchain))}</h2>` +
+    `<div class="pay-grid">` +
     `<img class="qr" src="${escape(order.addressQr)}" alt="${escape(t.qrAlt)}" width="${side}" height="${side}">` +
+    `<div class="pay-address"><p class="address"><code id="address">${escape(order.address)}</code></p>` +
+    `<button type="button" class="copy" data-copy="address" data-copied="${escape(t.copied)}" hidden>${escape(t.copy)}</button></div>` +
+    `</div>` +
+    `<p class="warning">${escape(t.warning(order.blockchain, OTHER_NETWORKS[order.blockchain]))}</p>` +
     `</section>`
+  );
+}
+
+/** Whom the payer pays, and for what: only what the operator and the merchant chose to show. */
+function payee(t: Messages, order: PageOrder): string {
+  const rows = [
+    order.merchantName === null ? '' : fact(t.payTo, escape(order.merchantName), 'merchant'),
+    order.description === null ? '' : fact(t.purpose, escape(order.description), 'description'),
+  ].join('');
+  return rows ? `<dl class="payee">${rows}</dl>` : '';
+}
+
+/** Each credited payment: amount, time and transaction, linked to the network's explorer unless simulated. */
+function paymentsSection(t: Messages, order: PageOrder, context: PageContext): string {
+  if (order.payments.length === 0) return '';
+  const items = order.payments.map((payment) => {
+    const id = `<code>${escape(payment.txId)}</code>`;
+    const transaction = payment.simulated
+      ? `${id} <span class="note">(${escape(t.payments.simulated)})</span>`
+      : `<a href="${escape(context.explorerTxUrls[order.blockchain].replace('{txId}', encodeURIComponent(payment.txId)))}" rel="noreferrer" target="_blank">${id}<span class="visually-hidden"> ${escape(t.payments.explorer(order.blockchain))}</span></a>`;
+    return (
+      `<li><dl>` +
+      fact(t.payments.amount, usdt(payment.amount)) +
+      fact(t.payments.time, `<time datetime="${new Date(payment.at).toISOString()}">${deadline(payment.at)}</time>`) +
+      fact(t.payments.transaction, transaction) +
+      `</dl></li>`
+    );
+  });
+  const earlier = order.paymentCount - order.payments.length;
+  return (
+    `<section class="payments" aria-labelledby="payments-heading"><h2 id="payments-heading">${escape(t.payments.heading)}</h2>` +
+    (earlier > 0 ? `<p>${escape(t.payments.earlier(earlier))}</p>` : '') +
+    `<ol>${items.join('')}</ol></section>`
   );
 }
 
@@ -90,23 +153,26 @@ export function renderOrder(order: PageOrder, language: Language, context: PageC
   const t = MESSAGES[language];
   const state = pageState(order, now);
   const paying = state === 'waiting' || state === 'partial';
+  const owing = paying || (state === 'expired' && order.receivedAmount > 0n);
   const facts = [
     fact(t.network, escape(t.networkName[order.blockchain])),
     fact(t.token, 'USDT'),
     fact(t.tokenContract, `<code>${escape(context.tokenContracts[order.blockchain])}</code>`),
     fact(t.minimum, usdt(order.minAmount)),
     fact(t.received, usdt(order.receivedAmount), 'received'),
-    paying ? fact(t.due, usdt(order.receivedAmount < order.minAmount ? order.minAmount - order.receivedAmount : 0n), 'due') : '',
+    owing ? fact(t.due, usdt(dueOf(order)), 'due') : '',
     paying ? fact(t.timeLeft, `<span id="countdown">${formatRemaining(order.expiresAt - now)}</span>`) : '',
     fact(t.expiresAt, deadline(order.expiresAt)),
   ];
   return (
     (context.sandbox ? `<p class="sandbox">${escape(t.sandbox)}</p>` : '') +
     `<h1>${escape(t.title(order.blockchain))}</h1>` +
+    payee(t, order) +
     stateSection(t, state, order, context) +
-    `<dl class="facts">${facts.join('')}</dl>` +
     (paying ? payingSection(t, order) : '') +
-    (order.returnUrl ? `<p><a class="back" href="${escape(order.returnUrl)}" rel="noreferrer">${escape(t.backToShop)}</a></p>` : '') +
+    `<dl class="facts">${facts.join('')}</dl>` +
+    paymentsSection(t, order, context) +
+    (order.returnUrl && state !== 'done' ? backLink(t, order.returnUrl, false) : '') +
     `<noscript><p>${escape(t.noscript)} <a href="">${escape(t.reload)}</a>.</p></noscript>`
   );
 }

@@ -80,6 +80,31 @@ describe('operator commands', () => {
     });
   });
 
+  it('creates a merchant with the name payers see, then changes and removes it', async () => {
+    const env = { DATA_DIR: await sharedDataDir() };
+    const created = await cli(['merchants', 'create', '--name', 'Shop internal', '--display-name', 'Acme <Shop> & Co', '--json'], env);
+    expect(created.code).toBe(0);
+    const credentials = JSON.parse(created.stdout) as Credentials & { displayName: string };
+    expect(credentials.displayName).toBe('Acme <Shop> & Co');
+    const set = await cli(['merchants', 'set-display-name', '--api-key', credentials.apiKey, '--display-name', 'Acme', '--json'], env);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ name: 'Shop internal', displayName: 'Acme' });
+    const cleared = await cli(['merchants', 'set-display-name', '--api-key', credentials.apiKey, '--clear'], env);
+    expect(cleared.code).toBe(0);
+    expect(cleared.stdout).toBe('name: Shop internal\ndisplayName: (none)\n');
+    for (const [args, message] of [
+      [['--api-key', credentials.apiKey], 'give either --display-name or --clear'],
+      [['--api-key', credentials.apiKey, '--display-name', 'x', '--clear'], 'give either --display-name or --clear'],
+      [['--api-key', credentials.apiKey, '--display-name', 'x'.repeat(101)], '--display-name must be 1 to 100 characters without control characters'],
+    ] as const) {
+      const refused = await cli(['merchants', 'set-display-name', ...args], env);
+      expect(refused.code, args.join(' ')).toBe(64);
+      expect(refused.stderr).toContain(message);
+    }
+    const unknown = await cli(['merchants', 'set-display-name', '--api-key', 'pk_test_nobody', '--clear'], env);
+    expect(unknown.code).toBe(1);
+  });
+
   it("rotates a merchant's secrets: the old API secret is refused, the new one works", async () => {
     const env = { DATA_DIR: await sharedDataDir() };
     const before = JSON.parse((await cli(['merchants', 'create', '--name', 'R', '--json'], env)).stdout) as Credentials & { merchantId: string };
@@ -140,6 +165,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['serve'], ['--port', 'PORT', '--data-dir', 'DATABASE_URL']],
     [['merchants', 'create'], ['--name NAME']],
     [['merchants', 'rotate-secrets'], ['--api-key KEY']],
+    [['merchants', 'set-display-name'], ['--api-key KEY', '--display-name TEXT', '--clear']],
     [['withdrawals', 'create'], ['--api-key KEY', '--external-id ID', '--amount AMOUNT', '--blockchain Tron|Ethereum', '--destination-address ADDR']],
     [['withdrawals', 'set-status'], ['--uuid UUID', '--status PENDING|DONE|FAILED']],
     [['callbacks', 'list'], ['--order UUID', '--state', '--limit N']],
@@ -219,7 +245,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['merchants', 'create', '--name'], 'partner-api: --name needs a value (see partner-api merchants create --help)'],
     [['merchants', 'create', 'shop'], 'partner-api: unexpected argument shop (see partner-api merchants create --help)'],
     [['merchants', 'create', '-x'], 'partner-api: unknown flag -x (see partner-api merchants create --help)'],
-    [['merchants'], 'partner-api: merchants needs one of: create, rotate-secrets (see partner-api merchants --help)'],
+    [['merchants'], 'partner-api: merchants needs one of: create, set-display-name, rotate-secrets (see partner-api merchants --help)'],
     [['withdrawals', 'set-status', '--uuid', 'nope', '--status', 'DONE'], 'partner-api: --uuid must be a withdrawal uuid (see partner-api withdrawals set-status --help)'],
     [[], 'partner-api: a command is required (see partner-api --help)'],
   ])('usage error %j: one line, exit 64', async (args, line) => {

@@ -42,7 +42,7 @@ describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind
   });
 
   it('dates each order by its last change and serves the lists and the feed at once', async () => {
-    expect(await migrate(db)).toEqual([MIGRATION]);
+    expect((await migrate(db))[0]).toBe(MIGRATION); // and any later ones
     const updated = await db.query<{ uuid: string; updated_at: Date }>('SELECT uuid, updated_at FROM deposit_orders ORDER BY uuid');
     expect(updated.map((row) => row.updated_at.toISOString())).toEqual(['2026-11-05T13:00:00.000Z', '2026-11-02T10:00:00.000Z']);
     const page = await listOrders(db, MERCHANT, { updatedSince: '2026-11-03 00:00:00' }, undefined, 10);

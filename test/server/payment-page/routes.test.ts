@@ -102,6 +102,45 @@ describe.each(DATABASES)('the payment page over HTTP on %s', (kind) => {
     expect(without.response.status).toBe(409);
   });
 
+  it('takes a description on create: returned on create, read and callback, part of the idempotency check, shown escaped on the page', async () => {
+    const description = 'Order <1001> & "tickets"';
+    const order = await create('desc-1', { description });
+    expect(order.description).toBe(description);
+    const read = await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } });
+    expect(read.data!.description).toBe(description);
+    expect((await create('desc-1', { description })).uuid).toBe(order.uuid);
+    for (const other of [{ description: 'Order 1002' }, {}]) {
+      expect((await t.client().POST(ORDERS, { body: orderRequest('desc-1', other) })).response.status, JSON.stringify(other)).toBe(409);
+    }
+    const deposited = await t.signed('POST', `/sandbox/v1/orders/${order.uuid}/deposits`, { body: JSON.stringify({ amount: 1 }), headers: { 'Content-Type': 'application/json' } });
+    expect(deposited.status).toBe(201);
+    const [callback] = await t.db.query<{ body: string }>('SELECT body FROM callback_outbox WHERE order_uuid = $1', [order.uuid]);
+    expect(JSON.parse(callback!.body).description).toBe(description);
+    const html = await (await fetch(order.paymentUrl)).text();
+    expect(html).toContain('<dd id="description">Order &lt;1001&gt; &amp; &quot;tickets&quot;</dd>');
+    expect(html).not.toContain(description);
+    // Without one, the order carries none.
+    expect(await create('desc-none')).not.toHaveProperty('description');
+    for (const bad of ['', 'x'.repeat(141), 'line\nbreak', 'tab\there', '\u0000']) {
+      const { response, error } = await t.client().POST(ORDERS, { body: orderRequest(`desc-bad-${bad.length}`, { description: bad }) });
+      expect(response.status, JSON.stringify(bad)).toBe(422);
+      expect(error!.errors!.map((e) => e.pointer), JSON.stringify(bad)).toContain('/description');
+    }
+    expect((await create('desc-max', { description: 'я'.repeat(140) })).description).toHaveLength(140);
+  });
+
+  it('names the merchant by the display name the operator set, and no one without it', async () => {
+    const credentials = await t.createMerchant('internal name 77');
+    const { data } = await t.client(credentials).POST(ORDERS, { body: orderRequest('named-1') });
+    expect(await (await fetch(data!.paymentUrl)).text()).not.toContain('id="merchant"');
+    await t.platform.merchants.setDisplayName(credentials.apiKey, 'Acme & <Sons>');
+    const html = await (await fetch(data!.paymentUrl)).text();
+    expect(html).toContain('<dd id="merchant">Acme &amp; &lt;Sons&gt;</dd>');
+    expect(html).not.toContain('internal name 77');
+    await t.platform.merchants.setDisplayName(credentials.apiKey, null);
+    expect(await (await fetch(data!.paymentUrl)).text()).not.toContain('id="merchant"');
+  });
+
   it('builds links on PUBLIC_URL when it is set', async () => {
     const order = await create('public-1', {}, live);
     expect(order.paymentUrl).toMatch(new RegExp(`^https://pay\\.partner\\.example/checkout/pay/${order.uuid}/[A-Za-z0-9_-]{22}$`));
