@@ -1,5 +1,5 @@
 // One delivery of a claimed outbox row over HTTP (docs/design.md#callbacks): signed per Standard
-// Webhooks with the merchant's callback secret, POSTed without following redirects, within the
+// Webhooks with the merchant's callback secret (and the previous one during a rotation's grace period), POSTed without following redirects, within the
 // timeout, to a destination the policy allows (checked again now, names by what they resolve to).
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -26,10 +26,21 @@ export interface DeliveryOptions {
   now: Clock;
 }
 
+/**
+ * The webhook-signature header: `v1,<sig>` with the merchant's callback secret, and during a rotation's
+ * grace period ` v1,<sig>` with the previous one after it (Standard Webhooks: space-separated, any one
+ * that matches verifies), so a receiver verifies with either secret while it switches.
+ */
+export async function callbackSignature(row: Pick<OutboxRow, 'merchant_id' | 'secret_version' | 'previous_secret_version' | 'webhook_id' | 'body'>, secrets: SecretKeeper, timestamp: number): Promise<string> {
+  const versions = row.previous_secret_version === null ? [row.secret_version] : [row.secret_version, row.previous_secret_version];
+  const parts = { id: row.webhook_id, timestamp, body: row.body };
+  const signatures = await Promise.all(versions.map((version) => createCallbackSigner(secrets.callbackSecret(row.merchant_id, version)).sign(parts)));
+  return signatures.join(' ');
+}
+
 export async function deliver(row: OutboxRow, options: DeliveryOptions): Promise<DeliveryResult> {
-  const secret = options.secrets.callbackSecret(row.merchant_id, row.secret_version);
   const timestamp = Math.floor(options.now() / 1000);
-  const signature = await createCallbackSigner(secret).sign({ id: row.webhook_id, timestamp, body: row.body });
+  const signature = await callbackSignature(row, options.secrets, timestamp);
   const started = performance.now();
   const url = new URL(row.url);
   // Checked again at every delivery: the policy may have changed since the order was created, and

@@ -53,6 +53,8 @@ export interface OutboxRow {
   body: string;
   attempts: number;
   secret_version: number;
+  /** The merchant's secret version before its last rotation while the grace period runs (the database's clock at the claim), else null: the callback carries its signature too. */
+  previous_secret_version: number | null;
   /** The claim: only the dispatcher holding the row's current token records the attempt's outcome. */
   lease_token: string;
   /** The URL's scheme, host and port, lower case: the key of the destination's slots and breaker. */
@@ -116,7 +118,8 @@ export function claimDue(
        UPDATE callback_outbox o SET next_attempt_at = now() + make_interval(secs => $2), lease_token = gen_random_uuid()
          FROM due, merchants m
         WHERE o.id = due.id AND m.id = o.merchant_id
-      RETURNING o.id, o.webhook_id, o.merchant_id, o.url, o.body, o.attempts, o.lease_token, m.secret_version, due.destination`,
+      RETURNING o.id, o.webhook_id, o.merchant_id, o.url, o.body, o.attempts, o.lease_token, m.secret_version,
+                CASE WHEN m.previous_secret_until > now() THEN m.previous_secret_version END AS previous_secret_version, due.destination`,
       [
         limit, 2 * timeoutSeconds + 1, perMerchant, perDestination,
         merchants.ids, merchants.free, destinations.keys, destinations.free,

@@ -10,9 +10,10 @@ import type { Config } from '../config.js';
 import { isUuid } from '../shared/uuid.js';
 import { parseDecimalUnits } from '../shared/money.js';
 import type { Platform } from '../platform.js';
+import { MAX_GRACE_SECONDS } from '../merchants/merchants.js';
 import { DuplicateWithdrawalError, WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../withdrawals/withdrawals.js';
 import { RefusedError, UsageError } from './errors.js';
-import { NETWORK_VALUE, networkFlag, required, type Flags } from './flags.js';
+import { durationFlag, NETWORK_VALUE, networkFlag, required, type Flags } from './flags.js';
 
 export interface FlagSpec {
   /** The value's placeholder (`NAME`); absent for a switch such as --json. */
@@ -42,6 +43,11 @@ export interface Command {
 }
 
 const JSON_FLAG: FlagSpec = { description: 'print the result as JSON' };
+
+/** How long a rotation's old secrets keep working unless told (as Stripe's webhook secrets). */
+const DEFAULT_GRACE_SECONDS = 24 * 3600;
+/** The merchant cache of every instance (http/authentication.ts): an ended grace period is over everywhere within it. */
+const CACHE_BOUND_SECONDS = 30;
 
 function workerCount(flags: Flags): number {
   if (flags.workers === undefined) return 1;
@@ -136,14 +142,34 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['merchants', 'rotate-secrets'],
-    summary: "gives a merchant a new API secret and callback secret (printed once); the old ones stop working",
-    flags: { 'api-key': { value: 'KEY', description: "the merchant's API key", required: true }, json: JSON_FLAG },
-    example: 'partner-api merchants rotate-secrets --api-key pk_test_… --json',
+    summary: 'gives a merchant a new API secret and callback secret (printed once), working at once; the old ones keep working for the grace period',
+    flags: {
+      'api-key': { value: 'KEY', description: "the merchant's API key", required: true },
+      grace: { value: 'DURATION', description: 'how long the old secrets keep working: 0 (not at all: a leak) to 7d, e.g. 90s, 30m, 24h (default 24h); callbacks carry both signatures meanwhile' },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api merchants rotate-secrets --api-key pk_test_… --grace 24h --json',
     async run(flags, config, io) {
       const apiKey = required(flags, 'api-key');
-      const credentials = await withPlatform(io, config, (p) => p.merchants.rotateSecrets(apiKey));
+      const grace = durationFlag(flags, 'grace', DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS);
+      const credentials = await withPlatform(io, config, (p) => p.merchants.rotateSecrets(apiKey, grace));
       if (!credentials) throw new RefusedError(`no merchant has the API key ${apiKey}`);
       printCredentials(io, flags, credentials);
+    },
+  },
+  {
+    words: ['merchants', 'end-grace'],
+    summary: "ends a rotation's grace period now (an old secret leaked): only the current secrets work from here on",
+    flags: { 'api-key': { value: 'KEY', description: "the merchant's API key", required: true }, json: JSON_FLAG },
+    example: 'partner-api merchants end-grace --api-key pk_test_…',
+    async run(flags, config, io) {
+      const apiKey = required(flags, 'api-key');
+      const result = await withPlatform(io, config, (p) => p.merchants.endGrace(apiKey));
+      if (!result) throw new RefusedError(`no merchant has the API key ${apiKey}`);
+      const text = result.ended
+        ? `the old secrets of merchant ${result.name} are refused from now on (by every instance within ${CACHE_BOUND_SECONDS} s)`
+        : `merchant ${result.name} had no grace period running: only its current secrets work`;
+      print(io, flags, { name: result.name, apiKey, graceEnded: result.ended }, text);
     },
   },
   {

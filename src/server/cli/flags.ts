@@ -28,3 +28,20 @@ export function dateFlag(flags: Flags, name: string): Date | undefined {
   if (!date || Number.isNaN(date.getTime())) throw new UsageError(`--${name} must be a date such as 2026-11-01 or 2026-11-01T12:00:00Z`);
   return date;
 }
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/**
+ * A duration in whole seconds: `0`, or a whole number with its unit, `90s`, `30m`, `24h`, `7d`; from 0
+ * to `maxSeconds`. `fallback` when the flag is absent.
+ */
+export function durationFlag(flags: Flags, name: string, fallback: number, maxSeconds: number): number {
+  const text = flags[name];
+  if (text === undefined) return fallback;
+  const match = typeof text === 'string' ? /^(\d{1,9})(s|m|h|d)?$/.exec(text) : null;
+  const seconds = match && (match[2] ? Number(match[1]) * DURATION_UNITS[match[2]]! : Number(match[1]) === 0 ? 0 : undefined);
+  if (seconds === null || seconds === undefined || seconds > maxSeconds) {
+    throw new UsageError(`--${name} must be 0 or a duration up to ${maxSeconds / 86_400}d with its unit, e.g. 90s, 30m, 24h, 7d`);
+  }
+  return seconds;
+}

@@ -3,6 +3,7 @@
 // tolerance; signatures compared in constant time (src/signing: node:crypto timingSafeEqual, or
 // WebCrypto verify). Also the guard every merchant route (partner and sandbox) runs:
 // authentication, the failure budget per client address, the merchant's quota, then JSON.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createRequestSigner, type RequestSigner } from '../../signing/index.js';
 import type { Merchant, Merchants } from '../merchants/merchants.js';
@@ -13,11 +14,19 @@ import type { RateLimiter } from './rate-limit.js';
 interface CachedMerchant {
   merchant: Merchant;
   signer: RequestSigner;
+  /** The previous secret version's signer during a rotation's grace period, until `until` (performance.now()). */
+  previous: { signer: RequestSigner; until: number } | undefined;
   expires: number;
+  /** The number of loads this authenticator had started with this one: a request that arrived before a load with a higher number started sees what was committed before it was sent. */
+  generation: number;
+  /** When its load started (performance.now()). */
+  loadedAt: number;
 }
 
 const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 10_000;
+/** A signature that matches no secret of a cached merchant reloads it, at most once per key in this interval. */
+const RELOAD_INTERVAL_MS = 1_000;
 
 /** A refusal of a request the merchant did sign (a timestamp out of the window): counted on the merchant's quota. */
 export class MerchantRefusal extends Error {
@@ -47,6 +56,13 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
   // 30 s, and the same key asked for by many requests at once is looked up once (`pending`).
   const misses = new Map<string, number>();
   const pending = new Map<string, Promise<CachedMerchant | undefined>>();
+  // A signature that matches none of a cached merchant's secrets may be signed with secrets rotated
+  // since the merchant was read (in another process: `merchants rotate-secrets`): the merchant is read
+  // again, once for all the requests waiting, at most once per key per RELOAD_INTERVAL_MS (a flood of
+  // bad signatures makes no query each; a request waits for the next allowed read instead of being
+  // refused, so a new secret works at once).
+  const reloads = new Map<string, { generation: number | undefined; done: Promise<CachedMerchant | undefined> }>();
+  let loadsStarted = 0;
 
   function lookup(apiKey: string): Promise<CachedMerchant | undefined> {
     const hit = cache.get(apiKey);
@@ -60,21 +76,61 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
     return loading;
   }
 
-  async function load(apiKey: string): Promise<CachedMerchant | undefined> {
+  async function load(apiKey: string, generation = ++loadsStarted): Promise<CachedMerchant | undefined> {
+    const loadedAt = performance.now();
     const merchant = await merchants.byApiKey(apiKey);
     if (!merchant) {
       if (misses.size >= CACHE_MAX) misses.clear();
       misses.set(apiKey, now() + CACHE_TTL_MS);
+      cache.delete(apiKey);
       return undefined;
     }
     if (cache.size >= CACHE_MAX) cache.clear();
-    const entry = { merchant, signer: createRequestSigner(merchants.credentials(merchant).apiSecret), expires: now() + CACHE_TTL_MS };
-    cache.set(apiKey, entry);
+    const previous = merchants.previousCredentials(merchant);
+    const entry: CachedMerchant = {
+      merchant,
+      signer: createRequestSigner(merchants.credentials(merchant).apiSecret),
+      // The grace period's end by the database's clock, as time left from the read, counted from before
+      // it was sent: it ends here no later than in the database (by up to the query's time earlier).
+      previous: previous && { signer: createRequestSigner(previous.apiSecret), until: loadedAt + merchant.previousSecretRemainingMs },
+      expires: now() + CACHE_TTL_MS,
+      generation,
+      loadedAt,
+    };
+    const current = cache.get(apiKey);
+    if (!current || current.generation < generation) cache.set(apiKey, entry);
     return entry;
+  }
+
+  /** The merchant as read by a load that started after `arrived` loads had started. */
+  async function reload(apiKey: string, arrived: number): Promise<CachedMerchant | undefined> {
+    for (;;) {
+      const hit = cache.get(apiKey);
+      if (hit && hit.generation > arrived) return hit;
+      const running = reloads.get(apiKey);
+      if (running) {
+        if (running.generation === undefined || running.generation > arrived) return running.done;
+        await running.done; // it started before this request arrived: the next one
+        continue;
+      }
+      const wait = hit ? Math.max(0, Math.min(RELOAD_INTERVAL_MS, hit.loadedAt + RELOAD_INTERVAL_MS - performance.now())) : 0;
+      const next: { generation: number | undefined; done: Promise<CachedMerchant | undefined> } = { generation: undefined, done: Promise.resolve(undefined) };
+      next.done = sleep(wait)
+        .then(() => load(apiKey, (next.generation = ++loadsStarted)))
+        .finally(() => reloads.delete(apiKey));
+      reloads.set(apiKey, next);
+      return next.done;
+    }
+  }
+
+  async function verifies(entry: CachedMerchant, parts: Parameters<RequestSigner['verify']>[0], signature: string): Promise<boolean> {
+    if (await entry.signer.verify(parts, signature)) return true;
+    return entry.previous !== undefined && entry.previous.until > performance.now() && (await entry.previous.signer.verify(parts, signature));
   }
 
   return {
     async authenticate(request, rawBody) {
+      const arrived = loadsStarted;
       const apiKey = headerValue(request, 'x-api-key');
       const timestamp = headerValue(request, 'x-timestamp');
       const signature = headerValue(request, 'x-signature');
@@ -88,11 +144,15 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
       const outOfWindow =
         Math.abs(serverTime - Number(timestamp)) > toleranceSeconds &&
         new ProblemError(401, 'timestamp_out_of_window', `X-Timestamp ${timestamp} is more than ${toleranceSeconds} s from the server's time ${serverTime}.`, { serverTime });
-      const entry = await lookup(apiKey!);
+      let entry = await lookup(apiKey!);
       if (!entry) throw outOfWindow || new ProblemError(401, 'unknown_api_key', 'No merchant has this API key.');
       const parts = { timestamp: timestamp!, method: request.method, target: request.raw.url ?? '', body: rawBody };
-      if (!(await entry.signer.verify(parts, signature!))) {
-        throw outOfWindow || new ProblemError(401, 'invalid_signature', 'X-Signature does not match the request; sign X-Timestamp + METHOD + request target + raw body.');
+      if (!(await verifies(entry, parts, signature!))) {
+        // Read before this request arrived: its secrets may have been rotated since. Read it again.
+        entry = entry.generation > arrived ? undefined : await reload(apiKey!, arrived);
+        if (!entry || !(await verifies(entry, parts, signature!))) {
+          throw outOfWindow || new ProblemError(401, 'invalid_signature', 'X-Signature does not match the request; sign X-Timestamp + METHOD + request target + raw body.');
+        }
       }
       // Signed by the merchant, only at the wrong time (a clock off): its own mistake, on its own budget.
       if (outOfWindow) throw new MerchantRefusal(entry.merchant, outOfWindow);

@@ -6,6 +6,13 @@ export interface Merchant {
   name: string;
   apiKey: string;
   secretVersion: number;
+  /**
+   * The secret version before the last rotation while its grace period runs (the database's clock, at
+   * the read): its API secret is still accepted and callbacks carry its signature too. Else undefined.
+   */
+  previousSecretVersion: number | undefined;
+  /** How long after the read the previous version still works, in ms (0 without one). */
+  previousSecretRemainingMs: number;
 }
 
 interface MerchantRow {
@@ -13,6 +20,8 @@ interface MerchantRow {
   name: string;
   api_key: string;
   secret_version: number;
+  previous_secret_version: number | null;
+  previous_remaining_ms: number | null;
 }
 
 const toMerchant = (row: MerchantRow): Merchant => ({
@@ -20,7 +29,23 @@ const toMerchant = (row: MerchantRow): Merchant => ({
   name: row.name,
   apiKey: row.api_key,
   secretVersion: row.secret_version,
+  previousSecretVersion: row.previous_secret_version ?? undefined,
+  previousSecretRemainingMs: row.previous_secret_version === null ? 0 : Math.max(0, Number(row.previous_remaining_ms)),
 });
+
+/** A merchant's columns, the previous secret version only while its grace period runs by the database's clock. */
+const MERCHANT_COLUMNS = `id, name, api_key, secret_version,
+  CASE WHEN previous_secret_until > now() THEN previous_secret_version END AS previous_secret_version,
+  CASE WHEN previous_secret_until > now() THEN (extract(epoch FROM previous_secret_until - now()) * 1000)::float8 END AS previous_remaining_ms`;
+
+/** The longest grace period of a rotation's old secrets: 7 days. */
+export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
+
+export interface RotatedSecrets extends MerchantCredentials {
+  name: string;
+  /** Until when the old API and callback secrets keep working (the database's clock); null: not at all. */
+  previousSecretsValidUntil: string | null;
+}
 
 export class Merchants {
   constructor(
@@ -46,31 +71,60 @@ export class Merchants {
   }
 
   /**
-   * New API and callback secrets for a merchant (its secret version moves on); the old ones stop
-   * working. Undefined when no merchant has this API key.
+   * New API and callback secrets for a merchant (its secret version moves on), working at once. The
+   * old ones keep working for `graceSeconds` (0 to 7 days) by the database's clock, then stop; with 0
+   * they stop at once. A rotation during a grace period ends that grace: only the secrets just replaced
+   * keep working beside the new ones. Undefined when no merchant has this API key.
    */
-  async rotateSecrets(apiKey: string): Promise<(MerchantCredentials & { name: string }) | undefined> {
-    const [row] = await this.db.query<MerchantRow>(
-      'UPDATE merchants SET secret_version = secret_version + 1 WHERE api_key = $1 RETURNING id, name, api_key, secret_version',
+  async rotateSecrets(apiKey: string, graceSeconds: number): Promise<RotatedSecrets | undefined> {
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS) throw new RangeError(`a grace period is 0 to ${MAX_GRACE_SECONDS} s`);
+    // Every right-hand side reads the row as it was: the previous version is the one replaced.
+    const [row] = await this.db.query<{ id: string; name: string; api_key: string; secret_version: number; previous_secret_until: Date | null }>(
+      `UPDATE merchants
+          SET secret_version = secret_version + 1,
+              previous_secret_version = CASE WHEN $2::integer > 0 THEN secret_version END,
+              previous_secret_until = CASE WHEN $2::integer > 0 THEN now() + $2::integer * interval '1 second' END
+        WHERE api_key = $1
+       RETURNING id, name, api_key, secret_version, previous_secret_until`,
+      [apiKey, graceSeconds],
+    );
+    if (!row) return undefined;
+    const credentials = this.secrets.credentials({ id: row.id, apiKey: row.api_key, secretVersion: row.secret_version });
+    return { name: row.name, ...credentials, previousSecretsValidUntil: row.previous_secret_until && new Date(row.previous_secret_until).toISOString() };
+  }
+
+  /**
+   * Ends a rotation's grace period now (a leaked old secret): only the current secrets work from here
+   * on. `ended` says whether a grace period was running. Undefined when no merchant has this API key.
+   */
+  async endGrace(apiKey: string): Promise<{ name: string; ended: boolean } | undefined> {
+    const [row] = await this.db.query<{ name: string; ended: boolean }>(
+      `UPDATE merchants m SET previous_secret_version = NULL, previous_secret_until = NULL
+         FROM (SELECT id, coalesce(previous_secret_until > now(), false) AS ended FROM merchants WHERE api_key = $1 FOR UPDATE) before
+        WHERE m.id = before.id
+       RETURNING m.name, before.ended`,
       [apiKey],
     );
-    return row && { name: row.name, ...this.credentials(toMerchant(row)) };
+    return row && { name: row.name, ended: row.ended };
   }
 
   async byApiKey(apiKey: string): Promise<Merchant | undefined> {
-    const [row] = await this.db.query<MerchantRow>('SELECT id, name, api_key, secret_version FROM merchants WHERE api_key = $1', [apiKey]);
+    const [row] = await this.db.query<MerchantRow>(`SELECT ${MERCHANT_COLUMNS} FROM merchants WHERE api_key = $1`, [apiKey]);
     return row && toMerchant(row);
   }
 
   async byName(name: string): Promise<Merchant | undefined> {
-    const [row] = await this.db.query<MerchantRow>(
-      'SELECT id, name, api_key, secret_version FROM merchants WHERE name = $1 ORDER BY created_at LIMIT 1',
-      [name],
-    );
+    const [row] = await this.db.query<MerchantRow>(`SELECT ${MERCHANT_COLUMNS} FROM merchants WHERE name = $1 ORDER BY created_at LIMIT 1`, [name]);
     return row && toMerchant(row);
   }
 
   credentials(merchant: Merchant): MerchantCredentials {
     return this.secrets.credentials(merchant);
+  }
+
+  /** The secrets of the version before the last rotation while its grace period runs, else undefined. */
+  previousCredentials(merchant: Merchant): MerchantCredentials | undefined {
+    const version = merchant.previousSecretVersion;
+    return version === undefined ? undefined : this.secrets.credentials({ ...merchant, secretVersion: version });
   }
 }

@@ -1,7 +1,8 @@
 // Merchant secrets are never stored: each is an HMAC of the server's master key over the merchant's
 // public identifiers and a version. The database alone reveals no secret, and the operator can
 // print a merchant's credentials again from the master key. A new secret_version rotates both
-// (`partner-api merchants rotate-secrets`).
+// (`partner-api merchants rotate-secrets`); the version before keeps working during the rotation's
+// grace period (merchants.previous_secret_version until previous_secret_until), derived the same way.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -105,32 +105,61 @@ describe('operator commands', () => {
     expect(unknown.code).toBe(1);
   });
 
-  it("rotates a merchant's secrets: the old API secret is refused, the new one works", async () => {
+  it("rotates a merchant's secrets: the new API secret works, the old one during the grace period only", async () => {
     const env = { DATA_DIR: await sharedDataDir() };
     const before = JSON.parse((await cli(['merchants', 'create', '--name', 'R', '--json'], env)).stdout) as Credentials & { merchantId: string };
     const rotated = await cli(['merchants', 'rotate-secrets', '--api-key', before.apiKey, '--json'], env);
     expect(rotated.code).toBe(0);
-    const after = JSON.parse(rotated.stdout) as Credentials & { merchantId: string };
+    const after = JSON.parse(rotated.stdout) as Credentials & { merchantId: string; previousSecretsValidUntil: string };
     expect(after).toMatchObject({ name: 'R', merchantId: before.merchantId, apiKey: before.apiKey, apiSecret: expect.stringMatching(/^sk_test_/) });
     expect(after.apiSecret).not.toBe(before.apiSecret);
     expect(after.callbackSecret).not.toBe(before.callbackSecret);
+    expect(Math.abs(Date.parse(after.previousSecretsValidUntil) - Date.now() - 24 * 3600_000)).toBeLessThan(60_000); // 24 h by default
     const unknown = await cli(['merchants', 'rotate-secrets', '--api-key', 'pk_test_nobody'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('partner-api: no merchant has the API key pk_test_nobody\n');
+    const noGrace = await cli(['merchants', 'end-grace', '--api-key', 'pk_test_nobody'], env);
+    expect(noGrace.code).toBe(1);
+    expect(noGrace.stderr).toBe('partner-api: no merchant has the API key pk_test_nobody\n');
 
     // The platform on that data directory, as serve opens it, listening on a free port.
-    const platform = await openPlatform(readConfig({ ...env, LOG_LEVEL: 'silent' }), { logger: false });
-    try {
-      const baseUrl = await platform.app.fastify.listen({ host: '127.0.0.1', port: 0 });
-      const client = (credentials: Credentials) => createPartnerClient({ baseUrl, apiKey: credentials.apiKey, apiSecret: credentials.apiSecret });
-      const old = await client(before).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-old') });
-      expect(old.response.status).toBe(401);
-      expect(old.error).toMatchObject({ code: 'invalid_signature' });
-      const fresh = await client(after).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-new') });
-      expect(fresh.response.status).toBe(201);
-    } finally {
-      await platform.close();
-    }
+    const serve = async (work: (client: (credentials: Credentials) => ReturnType<typeof createPartnerClient>) => Promise<void>) => {
+      const platform = await openPlatform(readConfig({ ...env, LOG_LEVEL: 'silent' }), { logger: false });
+      try {
+        const baseUrl = await platform.app.fastify.listen({ host: '127.0.0.1', port: 0 });
+        await work((credentials) => createPartnerClient({ baseUrl, apiKey: credentials.apiKey, apiSecret: credentials.apiSecret }));
+      } finally {
+        await platform.close();
+      }
+    };
+    await serve(async (client) => {
+      expect((await client(before).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-old') })).response.status).toBe(201);
+      expect((await client(after).POST('/partner/v1/platforms/orders', { body: orderRequest('rotated-new') })).response.status).toBe(201);
+    });
+
+    const ended = await cli(['merchants', 'end-grace', '--api-key', before.apiKey], env);
+    expect(ended).toEqual({ code: 0, stdout: 'the old secrets of merchant R are refused from now on (by every instance within 30 s)\n', stderr: '' });
+    const again = await cli(['merchants', 'end-grace', '--api-key', before.apiKey, '--json'], env);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({ name: 'R', apiKey: before.apiKey, graceEnded: false });
+    // --grace 0: the secrets replaced stop at once.
+    const leaked = JSON.parse((await cli(['merchants', 'rotate-secrets', '--api-key', before.apiKey, '--grace', '0', '--json'], env)).stdout) as Credentials & { previousSecretsValidUntil: null };
+    expect(leaked.previousSecretsValidUntil).toBeNull();
+    await serve(async (client) => {
+      for (const [credentials, id] of [[before, 'ended-old'], [after, 'leaked-old']] as const) {
+        const old = await client(credentials).POST('/partner/v1/platforms/orders', { body: orderRequest(id) });
+        expect(old.response.status).toBe(401);
+        expect(old.error).toMatchObject({ code: 'invalid_signature' });
+      }
+      expect((await client(leaked).POST('/partner/v1/platforms/orders', { body: orderRequest('leaked-new') })).response.status).toBe(201);
+    });
+  });
+
+  it.each([['8d'], ['30'], ['1w'], ['1.5h'], ['24 h'], ['']])('refuses --grace %j, exit 64', async (grace) => {
+    const { code, stdout, stderr } = await cli(['merchants', 'rotate-secrets', '--api-key', 'pk_test_x', '--grace', grace], { DATA_DIR: freshDataDir() });
+    expect(code).toBe(64);
+    expect(stdout).toBe('');
+    expect(stderr).toBe('partner-api: --grace must be 0 or a duration up to 7d with its unit, e.g. 90s, 30m, 24h, 7d (see partner-api merchants rotate-secrets --help)\n');
   });
 
   it('creates a withdrawal and moves its status once', async () => {
@@ -164,8 +193,9 @@ describe('partner-api as shipped software: help, version, usage errors, one line
   const COMMANDS: [string[], string[]][] = [
     [['serve'], ['--port', 'PORT', '--data-dir', 'DATABASE_URL']],
     [['merchants', 'create'], ['--name NAME']],
-    [['merchants', 'rotate-secrets'], ['--api-key KEY']],
+    [['merchants', 'rotate-secrets'], ['--api-key KEY', '--grace DURATION']],
     [['merchants', 'set-display-name'], ['--api-key KEY', '--display-name TEXT', '--clear']],
+    [['merchants', 'end-grace'], ['--api-key KEY']],
     [['withdrawals', 'create'], ['--api-key KEY', '--external-id ID', '--amount AMOUNT', '--blockchain Tron|Ethereum', '--destination-address ADDR']],
     [['withdrawals', 'set-status'], ['--uuid UUID', '--status PENDING|DONE|FAILED']],
     [['callbacks', 'list'], ['--order UUID', '--state', '--limit N']],
@@ -216,6 +246,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     expect(group.code).toBe(0);
     expect(group.stdout).toContain('merchants create');
     expect(group.stdout).toContain('merchants rotate-secrets');
+    expect(group.stdout).toContain('merchants end-grace');
   });
 
   it.each([[['--version']], [['serve', '--help']], [['serve', '--mode', 'staging']]])(
@@ -245,7 +276,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['merchants', 'create', '--name'], 'partner-api: --name needs a value (see partner-api merchants create --help)'],
     [['merchants', 'create', 'shop'], 'partner-api: unexpected argument shop (see partner-api merchants create --help)'],
     [['merchants', 'create', '-x'], 'partner-api: unknown flag -x (see partner-api merchants create --help)'],
-    [['merchants'], 'partner-api: merchants needs one of: create, set-display-name, rotate-secrets (see partner-api merchants --help)'],
+    [['merchants'], 'partner-api: merchants needs one of: create, set-display-name, rotate-secrets, end-grace (see partner-api merchants --help)'],
     [['withdrawals', 'set-status', '--uuid', 'nope', '--status', 'DONE'], 'partner-api: --uuid must be a withdrawal uuid (see partner-api withdrawals set-status --help)'],
     [[], 'partner-api: a command is required (see partner-api --help)'],
   ])('usage error %j: one line, exit 64', async (args, line) => {
