@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChainScanner, ScannerStartError } from '../../../src/server/chain/scanner.js';
 import { acceptedTransfers, addressTopic, logToTransfer, TRANSFER_TOPIC } from '../../../src/server/chain/transfer-logs.js';
 import { USDT_CONTRACTS, type ChainConfig } from '../../../src/server/config.js';
-import { isLogLimitError, isUnsupportedTag, JsonRpcClient, RpcError, suggestedRange, type RpcLog } from '../../../src/server/chain/rpc.js';
+import { isFinalizedBlockMissing, isLogLimitError, isUnsupportedTag, JsonRpcClient, RpcError, suggestedRange, type RpcLog } from '../../../src/server/chain/rpc.js';
 import { resumeNetwork } from '../../../src/server/chain/halt.js';
 import { startFakeChain, type FakeChain } from '../../support/fake-rpc.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
@@ -313,5 +313,39 @@ describe('recognising node errors', () => {
     expect(isUnsupportedTag(error(-32005, 'rate limit exceeded'))).toBe(false);
     expect(isUnsupportedTag(error(-32603, 'internal error'))).toBe(false);
     expect(isUnsupportedTag(new Error('fetch failed'))).toBe(false);
+  });
+
+  it('tells a finalized block that is missing from a tag that is unknown by what the answer means, not one wording (issue 33)', () => {
+    const missing = [
+      error(-32000, 'eth_getBlockByNumber: finalized block not found'), // geth
+      error(-32000, 'eth_getBlockByNumber: unknown block'), // geth, other versions
+      error(-32000, 'eth_getBlockByNumber: finalized block is not available'),
+      error(-32602, 'eth_getBlockByNumber: finalized block not available'),
+      error(-39001, 'eth_getBlockByNumber: Unknown block'),
+      error(-32603, 'eth_getBlockByNumber: no finalized block yet'),
+      error(-32000, 'eth_getBlockByNumber: Finalized block is unavailable'),
+      error(-32000, 'eth_getBlockByNumber: block not yet finalized'),
+      error(-32000, 'eth_getBlockByNumber: finalized block does not exist'),
+    ];
+    for (const e of missing) {
+      expect(isFinalizedBlockMissing(e), e.message).toBe(true);
+      expect(isUnsupportedTag(e), e.message).toBe(false);
+    }
+    const unsupported = [
+      error(-32601, 'the method eth_getBlockByNumber does not exist/is not available'),
+      error(-32602, 'eth_getBlockByNumber: invalid block tag finalized'),
+      error(-32602, 'eth_getBlockByNumber: unknown block tag'),
+      error(-32602, 'eth_getBlockByNumber: invalid argument 0: hex string without 0x prefix'), // geth before the tag
+      error(-32000, 'eth_getBlockByNumber: block tag finalized is not supported'),
+      error(-32602, 'eth_getBlockByNumber: invalid block number'),
+    ];
+    for (const e of unsupported) {
+      expect(isUnsupportedTag(e), e.message).toBe(true);
+      expect(isFinalizedBlockMissing(e), e.message).toBe(false);
+    }
+    for (const e of [error(-32005, 'rate limit exceeded'), error(undefined, 'eth_getBlockByNumber: HTTP 503', 503), new Error('fetch failed')]) {
+      expect(isFinalizedBlockMissing(e), e.message).toBe(false);
+      expect(isUnsupportedTag(e), e.message).toBe(false);
+    }
   });
 });
