@@ -44,6 +44,11 @@ const BLOCK_MISSING =
  * instead would credit what finality has not covered, so the scan waits.
  */
 export function isFinalizedBlockMissing(error: unknown): boolean {
+  return isBlockMissing(error);
+}
+
+/** A JSON-RPC answer (not "method not found") saying the block asked for is missing: e.g. geth's "unknown block" for a block hash it does not have. */
+export function isBlockMissing(error: unknown): boolean {
   return error instanceof RpcError && error.code !== undefined && error.code !== -32601 && BLOCK_MISSING.test(error.message);
 }
 
@@ -106,12 +111,11 @@ export interface RpcLog {
   removed?: boolean;
 }
 
-export interface LogFilter {
-  fromBlock: bigint;
-  toBlock: bigint;
+/** A block range, or one block by its hash (a node that does not have that block answers an error). */
+export type LogFilter = ({ fromBlock: bigint; toBlock: bigint } | { blockHash: string }) & {
   address: string;
   topics: (string | string[] | null)[];
-}
+};
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
@@ -184,8 +188,7 @@ export class JsonRpcClient {
   }
 
   getLogs(filter: LogFilter): Promise<RpcLog[]> {
-    return this.call<RpcLog[]>('eth_getLogs', [
-      { fromBlock: hex(filter.fromBlock), toBlock: hex(filter.toBlock), address: filter.address, topics: filter.topics },
-    ]);
+    const where = 'blockHash' in filter ? { blockHash: filter.blockHash } : { fromBlock: hex(filter.fromBlock), toBlock: hex(filter.toBlock) };
+    return this.call<RpcLog[]>('eth_getLogs', [{ ...where, address: filter.address, topics: filter.topics }]);
   }
 }

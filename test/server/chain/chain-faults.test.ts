@@ -122,7 +122,11 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     { provider: 'tron', maxLogs: 2, maxBlocks: 3 },
   ];
 
-  it.each(providers)('splits a query refused by $provider\'s limits (logs > $maxLogs, blocks > $maxBlocks) and credits every transfer once', async (limit) => {
+  // By address (few orders), and all the token's Transfers (more orders than one query carries: here
+  // maxAddressesPerQuery 1), where one block still refused is asked for by address (issue 33).
+  const queries = providers.flatMap(({ provider, ...limits }) => (['addresses', 'token'] as const).map((query) => ({ provider, query, ...limits })));
+
+  it.each(queries)('splits a query ($query) refused by $provider\'s limits (logs > $maxLogs, blocks > $maxBlocks) and credits every transfer once', async ({ query, ...limit }) => {
     const orders = [await order('split-a'), await order('split-b'), await order('split-c')];
     const start = await nextBlock();
     const [s1, s2, s3, s4] = senders as [Hex, Hex, Hex, Hex];
@@ -149,8 +153,9 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     await chain.mine(CONFIRMATIONS);
 
     proxy.faults.logLimit = limit;
-    const s = scanner(start);
+    const s = scanner(start, query === 'token' ? { maxAddressesPerQuery: 1 } : {});
     const results = await scanAll(s);
+    expect(results.every((r) => r.query === query)).toBe(true);
     expect(proxy.calls.filter((c) => c.method === 'eth_getLogs' && c.refused).length, 'the proxy refused queries').toBeGreaterThan(0);
     expect(logged.some((l) => /splitting/.test(l.msg))).toBe(true);
     expect(results.at(-1)!.toBlock).toBe((await chain.blockNumber()) - BigInt(CONFIRMATIONS) + 1n); // nothing left behind
@@ -218,6 +223,35 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     await scanAll(s);
     expect(await received(o.uuid)).toBe(1_000_000);
     expect(gauges['lag/Ethereum']).toBe(0);
+    proxy.faults = {};
+    await scanAll(s);
+    expect(await received(o.uuid)).toBe(3_000_000);
+    expect(await depositRows(o.uuid)).toHaveLength(2);
+  });
+
+  // Issue 33, item 2: a load-balanced provider answers eth_getLogs from a backend that lags while
+  // eth_getBlockByNumber (and the head) come from one that does not. Before, the range was committed
+  // without the transfer in the blocks the log backend lacked: lost for the scanner.
+  it.each([
+    { backends: 'the same lagging log backend answers both reads', hashQueriesHealthy: false, query: 'addresses' as const },
+    { backends: 'the same lagging log backend answers both reads', hashQueriesHealthy: false, query: 'token' as const },
+    { backends: 'the second read reaches a healthy backend', hashQueriesHealthy: true, query: 'addresses' as const },
+    { backends: 'the second read reaches a healthy backend', hashQueriesHealthy: true, query: 'token' as const },
+  ])('never commits a range past the blocks its log backend lacks while the block backend has them ($backends; $query)', async ({ hashQueriesHealthy, query }) => {
+    const o = await order('log-lag');
+    const start = await nextBlock();
+    await token.transfer(senders[0]!, to(o.address), 1_000_000n);
+    await chain.mine(3);
+    await token.transfer(senders[1]!, to(o.address), 2_000_000n); // in the confirmed head: one of the blocks the log backend lacks
+    await chain.mine(CONFIRMATIONS - 1);
+    proxy.faults.lag = { blocks: 3, methods: ['eth_getLogs'], hashQueriesHealthy };
+    const s = scanner(start, query === 'token' ? { maxAddressesPerQuery: 1 } : {});
+    await expect(s.scanOnce()).rejects.toThrow(NodeBehindError);
+    const [cursor] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Ethereum'");
+    expect(cursor!.next_block).toBe(start); // nothing committed
+    expect(await received(o.uuid)).toBe(0);
+    const getLogs = proxy.calls.filter((c) => c.method === 'eth_getLogs');
+    expect(getLogs).toHaveLength(2); // the range, and its last block by hash
     proxy.faults = {};
     await scanAll(s);
     expect(await received(o.uuid)).toBe(3_000_000);
