@@ -258,6 +258,44 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     expect(await depositRows(o.uuid)).toHaveLength(2);
   });
 
+  // Issue 33, item 4: a payment seen before it is confirmed.
+  it('shows a transfer above the confirmed head on the order\'s read and in the list, outside receivedAmount; a reorg removes it; confirmed, it is credited once and leaves', async () => {
+    const o = await order('seen');
+    const s = scanner(await nextBlock());
+    await chain.mine(CONFIRMATIONS);
+    await scanAll(s); // caught up
+    const readOrder = async () => (await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: o.uuid } } })).data!;
+    const listed = async () => (await t.client().GET('/partner/v1/platforms/orders', { params: { query: { limit: 5 } } })).data!.data.find((x) => x.uuid === o.uuid);
+    expect((await readOrder()).unconfirmedDeposits).toEqual([]);
+
+    const snapshot = await chain.snapshot();
+    const seen = await token.transfer(senders[0]!, to(o.address), 4_000_000n); // the newest block: 1 of 2 confirmations
+    await scanAll(s); // one poll
+    const expected = [{ txId: seen, amount: 4_000_000, confirmations: 1, requiredConfirmations: CONFIRMATIONS }];
+    expect(await readOrder()).toMatchObject({ receivedAmount: 0, status: 'NEW', unconfirmedDeposits: expected });
+    expect(await listed()).toMatchObject({ uuid: o.uuid, receivedAmount: 0, unconfirmedDeposits: expected });
+
+    // A reorg replaces that block with one without the transfer: it is gone at the next poll.
+    await chain.revert(snapshot);
+    await chain.mine(1);
+    await scanAll(s);
+    expect(await readOrder()).toMatchObject({ receivedAmount: 0, unconfirmedDeposits: [] });
+
+    // Paid again and confirmed: credited exactly once, with its callback, and no longer unconfirmed.
+    const paid = await token.transfer(senders[1]!, to(o.address), 5_000_000n);
+    await scanAll(s);
+    expect((await readOrder()).unconfirmedDeposits).toEqual([{ txId: paid, amount: 5_000_000, confirmations: 1, requiredConfirmations: CONFIRMATIONS }]);
+    await chain.mine(CONFIRMATIONS - 1);
+    await scanAll(s);
+    expect(await readOrder()).toMatchObject({ receivedAmount: 5_000_000, unconfirmedDeposits: [] });
+    await chain.mine(3);
+    await scanAll(s);
+    expect((await depositRows(o.uuid)).map((d) => d.tx_hash)).toEqual([paid]);
+    expect(await depositCallbacks(o.uuid)).toBe(1);
+    const [callback] = await t.db.query<{ body: string }>("SELECT body FROM callback_outbox WHERE order_uuid = $1 AND event = 'order.deposit'", [o.uuid]);
+    expect(callback!.body).not.toContain('unconfirmedDeposits');
+  });
+
   it('halts on a reorg deeper than the confirmations, and never credits the re-mined transfer twice', async () => {
     const o = await order('reorg');
     const start = await nextBlock();
