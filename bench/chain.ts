@@ -22,7 +22,9 @@
 // Setup (anvil, compiling and deploying the token, sending the transfers, deriving the addresses,
 // migrating and inserting the orders) is timed and printed but not counted.
 //
-//   BENCH_ADDRESSES=10000 BENCH_TRANSFERS=5000 npm run bench:chain
+// 3. The scan of a busy token at 100, 10,000 and 100,000 open orders (bench/chain-busy.ts).
+//
+//   BENCH_ADDRESSES=10000 BENCH_TRANSFERS=5000 npm run bench:chain   (BENCH_PART=busy or credits: one part)
 //   PostgreSQL: BENCH_DATABASE_URL or TEST_DATABASE_URL (a schema of its own, dropped at the end);
 //   otherwise a throwaway cluster on port 54341 (scripts/postgres-cluster.sh), stopped at the end.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
@@ -44,6 +46,7 @@ import { SecretKeeper } from '../src/server/merchants/secrets.js';
 import { startChain, type Chain, type Hex, type Token } from '../test/support/chain.js';
 import { startReceiver } from '../test/support/receiver.js';
 import { publishResults, startPostgres, type Postgres } from './support.js';
+import { benchBusyToken } from './chain-busy.js';
 
 function positiveInteger(name: string, fallback: number): number {
   const text = process.env[name];
@@ -532,5 +535,15 @@ async function main(): Promise<void> {
   }
 }
 
+/** The scan of a busy token at 100, 10,000 and 100,000 open orders (bench/chain-busy.ts, issue 33). */
+async function busy(): Promise<void> {
+  const { markdown, figures } = await benchBusyToken();
+  publishResults('chain-busy', markdown, figures);
+}
+
+// BENCH_PART=busy: only the busy token; BENCH_PART=credits: only the crediting and dispatch above.
 if (process.argv.includes('--receiver')) await receiverChild();
-else await main();
+else {
+  if (process.env.BENCH_PART !== 'busy') await main();
+  if (process.env.BENCH_PART !== 'credits') await busy();
+}
