@@ -118,6 +118,38 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
     expect(getLogs.filter((filter) => filter.blockHash !== undefined)).toHaveLength(3);
   });
 
+  it('with 3,000 open orders asks for all the token\'s Transfers: 2 eth_getLogs for the range (by address: 4), the others\' transfers not counted as ignored (issue 33)', async () => {
+    const paid = await order('many-paid', 'Ethereum');
+    const [owner] = await t.db.query<{ merchant_id: string }>('SELECT merchant_id FROM deposit_orders WHERE uuid = $1', [paid.uuid]);
+    // Addresses of decimal digits only: their EIP-55 form is the same text.
+    await t.db.query(
+      `INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at)
+       SELECT gen_random_uuid(), $1, 'many-' || i, 'Ethereum', 'USDT', 'c', 'https://merchant.example/cb', 1000000 + i, '0x' || lpad(i::text, 40, '0'), 'data:', 1, now() + interval '1 hour'
+         FROM generate_series(1, 3000) AS i`,
+      [owner!.merchant_id],
+    );
+    try {
+      chain.logs = [
+        ...Array.from({ length: 50 }, (_, i) => transferLog('Ethereum', '0x' + (i + 1).toString(16).padStart(2, '0').repeat(20), 1n, 91 + (i % 9))), // nobody's orders
+        transferLog('Ethereum', '0x' + '7'.padStart(40, '0'), 8n, 94), // a bulk order's
+        transferLog('Ethereum', paid.address, 6n, 95),
+      ];
+      const s = scanner('Ethereum', { startBlock: 90 });
+      const result = await s.scanOnce();
+      expect(result).toMatchObject({ query: 'token', fromBlock: 90n, toBlock: 98n, logs: 52, ignored: 0 });
+      const getLogs = chain.calls.filter((c) => c.method === 'eth_getLogs').map((c) => c.params[0] as { topics: unknown[]; fromBlock?: string; blockHash?: string });
+      expect(getLogs).toHaveLength(2); // the range (on to the latest block), and its last block by hash
+      expect(getLogs.every((f) => f.topics.length === 1)).toBe(true);
+      expect((await read(paid.uuid)).receivedAmount).toBe(6);
+      const [bulk] = await t.db.query<{ received_amount: bigint }>("SELECT received_amount FROM deposit_orders WHERE external_id = 'many-7'");
+      expect(bulk!.received_amount).toBe(8n);
+    } finally {
+      await t.db.query("DELETE FROM deposits WHERE order_uuid IN (SELECT uuid FROM deposit_orders WHERE external_id LIKE 'many-%')");
+      await t.db.query("DELETE FROM callback_outbox WHERE order_uuid IN (SELECT uuid FROM deposit_orders WHERE external_id LIKE 'many-%')");
+      await t.db.query("DELETE FROM deposit_orders WHERE external_id LIKE 'many-%'");
+    }
+  });
+
   it('asks by address while the watched orders fit in one query (maxAddressesPerQuery)', async () => {
     const orders = await Promise.all(Array.from({ length: 3 }, (_, i) => order(`by-address-${i}`, 'Ethereum')));
     await t.db.query("UPDATE deposit_orders SET expired_at = now() - interval '30 days' WHERE blockchain = 'Ethereum' AND NOT uuid = ANY($1::uuid[])", [orders.map((o) => o.uuid)]);
