@@ -16,8 +16,10 @@ export interface FakeChain {
 }
 
 interface Filter {
-  fromBlock: string;
-  toBlock: string;
+  fromBlock?: string;
+  toBlock?: string;
+  /** Instead of the range: one block by its hash (blockHash below); an unknown hash is an error, as geth answers it. */
+  blockHash?: string;
   address: string;
   topics: (string | string[] | null)[];
 }
@@ -48,7 +50,12 @@ export async function startFakeChain(): Promise<FakeChain> {
     }
     if (method === 'eth_getLogs') {
       const filter = params[0] as Filter;
-      const [from, to] = [BigInt(filter.fromBlock), BigInt(filter.toBlock)];
+      let [from, to] = [BigInt(filter.fromBlock ?? 0), BigInt(filter.toBlock ?? 0)];
+      if (filter.blockHash !== undefined) {
+        const number = BigInt('0x' + filter.blockHash.slice(-16));
+        if (filter.blockHash !== blockHash(number) || number > chain.head) throw Object.assign(new Error('unknown block'), { code: -32000 });
+        [from, to] = [number, number];
+      }
       return chain.logs.filter(
         (log) =>
           BigInt(log.blockNumber) >= from && BigInt(log.blockNumber) <= to &&

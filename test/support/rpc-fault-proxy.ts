@@ -15,7 +15,12 @@ export interface Faults {
    * A backend `blocks` behind the node: for the methods listed, it reports a lower head, answers
    * `null` for blocks it does not have, and leaves their logs out of eth_getLogs.
    */
-  lag?: { blocks: number; methods: ('eth_blockNumber' | 'eth_getBlockByNumber' | 'eth_getLogs')[] };
+  lag?: {
+    blocks: number;
+    methods: ('eth_blockNumber' | 'eth_getBlockByNumber' | 'eth_getLogs')[];
+    /** eth_getLogs of one block by its hash from a backend that does not lag (a load balancer that spreads calls). */
+    hashQueriesHealthy?: boolean;
+  };
   /** `unsupported`: the node does not know the tag; a number: the HTTP status of a failing gateway. */
   finalized?: 'unsupported' | 429 | 503;
   /** Forward eth_getLogs without its address and recipient filters (a provider that ignores them). */
@@ -31,8 +36,9 @@ export interface FaultProxy {
 }
 
 interface LogFilter {
-  fromBlock: string;
-  toBlock: string;
+  fromBlock?: string;
+  toBlock?: string;
+  blockHash?: string;
   address?: string;
   topics?: (string | string[] | null)[];
 }
@@ -96,7 +102,16 @@ export async function startFaultProxy(upstreamUrl: string): Promise<FaultProxy> 
     if (method !== 'eth_getLogs') return forward(method, params);
 
     const filter = { ...(params[0] as LogFilter) };
-    const [from, to] = [BigInt(filter.fromBlock), BigInt(filter.toBlock)];
+    let from: bigint, to: bigint;
+    if (filter.blockHash !== undefined) {
+      // One block by its hash: a backend that does not have it answers geth's "unknown block".
+      const block = (await upstream('eth_getBlockByHash', [filter.blockHash, false])).result as { number: string } | null;
+      if (!block || (lagging(method) && !faults.lag!.hashQueriesHealthy && BigInt(block.number) > (await realHead()) - BigInt(faults.lag!.blocks))) {
+        refuse('block hash beyond the lagging head');
+        return { error: { code: -32000, message: 'unknown block' } };
+      }
+      from = to = BigInt(block.number);
+    } else [from, to] = [BigInt(filter.fromBlock!), BigInt(filter.toBlock!)];
     const limit = faults.logLimit;
     if (limit?.maxBlocks !== undefined && to - from + 1n > BigInt(limit.maxBlocks)) {
       refuse(`${limit.provider} block range`);
@@ -109,7 +124,7 @@ export async function startFaultProxy(upstreamUrl: string): Promise<FaultProxy> 
     const reply = await forward(method, [filter]);
     if (!('result' in reply)) return reply;
     let logs = reply.result as { blockNumber: string }[];
-    if (lagging(method)) {
+    if (lagging(method) && !(filter.blockHash !== undefined && faults.lag!.hashQueriesHealthy)) {
       const lagHead = (await realHead()) - BigInt(faults.lag!.blocks);
       logs = logs.filter((log) => BigInt(log.blockNumber) <= lagHead);
     }

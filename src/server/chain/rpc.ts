@@ -14,23 +14,42 @@ export class RpcError extends Error {
 }
 
 /**
- * A node that does not know the `finalized` tag (a chain without it): method not found, or invalid
- * params naming the tag. Anything else (429, 5xx, a timeout, a finalized block not found yet) is a
- * failure of this round, never a reason to count confirmations instead.
+ * A node that does not know the `finalized` tag (a chain without it): method not found, or an answer
+ * that the request itself was not understood (an invalid, unknown or unsupported block tag; a block
+ * parameter it cannot parse, as clients before the tag answer it). Judged by what the answer means,
+ * not by one client's wording: an answer that says the block is missing ("not found", "not
+ * available", "unknown block", "no finalized block", …) never counts as unsupported, nor does
+ * anything else (429, 5xx, a timeout): those end the round, never a reason to count confirmations.
  */
 export function isUnsupportedTag(error: unknown): boolean {
-  if (!(error instanceof RpcError) || error.code === undefined || isFinalizedBlockMissing(error)) return false;
-  if (error.code === -32601) return true;
-  return (error.code === -32602 || error.code === -32000) && /block tag|unknown block|finalized|not supported|invalid block/i.test(error.message);
+  if (!(error instanceof RpcError) || error.code === undefined) return false;
+  if (error.code === -32601) return true; // method not found, whatever its message says
+  if (isFinalizedBlockMissing(error)) return false;
+  return (error.code === -32602 || error.code === -32600 || error.code === -32000) && TAG_NOT_UNDERSTOOD.test(error.message);
 }
 
+/** The request was not understood: the tag (or the block parameter) is unknown to the node. */
+const TAG_NOT_UNDERSTOOD =
+  /\b(invalid|unknown|unsupported|unrecognized|unexpected)\s+(block\s+)?tag\b|\btag\b[^.;]*\b(not supported|unsupported|not recognized|invalid)\b|\bnot supported\b|hex string|cannot unmarshal|invalid block number|invalid argument/i;
+
+/** The block is missing, in the words clients use for it: the node knows what was asked, it has no such block (yet). */
+const BLOCK_MISSING =
+  /\bnot\s+(been\s+)?(found|available|ready|known|finali[sz]ed|yet)\b|\bunavailable\b|\bunknown\s+(finali[sz]ed\s+)?block\b(?!\s*tag)|\bno\s+(such\s+)?(finali[sz]ed\s+)?block\b|\bdoes\s*n[o']t\s+exist\b|\bmissing\b|\bnot\s+synced\b|\bsyncing\b/i;
+
 /**
- * geth's -32000 "finalized block not found": it knows the tag but has no finalized block yet (until
- * its consensus client reports finality, e.g. after a restart). Counting confirmations instead would
- * credit what finality has not covered, so the scan waits.
+ * The node knows the tag but has no finalized block (yet): geth's -32000 "finalized block not found"
+ * until its consensus client reports finality (e.g. after a restart), "unknown block", "finalized
+ * block is not available" and other clients' wordings of the same. Any JSON-RPC error answer but
+ * "method not found" that says the block is missing counts, whatever its code. Counting confirmations
+ * instead would credit what finality has not covered, so the scan waits.
  */
 export function isFinalizedBlockMissing(error: unknown): boolean {
-  return error instanceof RpcError && error.code === -32000 && /finalized block not found|no finalized block/i.test(error.message);
+  return isBlockMissing(error);
+}
+
+/** A JSON-RPC answer (not "method not found") saying the block asked for is missing: e.g. geth's "unknown block" for a block hash it does not have. */
+export function isBlockMissing(error: unknown): boolean {
+  return error instanceof RpcError && error.code !== undefined && error.code !== -32601 && BLOCK_MISSING.test(error.message);
 }
 
 /** The node has no finalized block (yet): a round without progress, retried at the next poll. */
@@ -92,12 +111,11 @@ export interface RpcLog {
   removed?: boolean;
 }
 
-export interface LogFilter {
-  fromBlock: bigint;
-  toBlock: bigint;
+/** A block range, or one block by its hash (a node that does not have that block answers an error). */
+export type LogFilter = ({ fromBlock: bigint; toBlock: bigint } | { blockHash: string }) & {
   address: string;
   topics: (string | string[] | null)[];
-}
+};
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
@@ -170,8 +188,7 @@ export class JsonRpcClient {
   }
 
   getLogs(filter: LogFilter): Promise<RpcLog[]> {
-    return this.call<RpcLog[]>('eth_getLogs', [
-      { fromBlock: hex(filter.fromBlock), toBlock: hex(filter.toBlock), address: filter.address, topics: filter.topics },
-    ]);
+    const where = 'blockHash' in filter ? { blockHash: filter.blockHash } : { fromBlock: hex(filter.fromBlock), toBlock: hex(filter.toBlock) };
+    return this.call<RpcLog[]>('eth_getLogs', [{ ...where, address: filter.address, topics: filter.topics }]);
   }
 }

@@ -37,19 +37,33 @@ export function logToTransfer(network: Network, log: RpcLog): Transfer | undefin
 
 /**
  * The transfers a scan may credit: Transfer logs of the configured token contract to an address it
- * asked for, and nothing else, whatever the node answered (a provider that ignores the address or
- * topic filter must not make a fake token's transfer count as USDT). Each gets its ordinal among its
- * transaction's transfers to the same address; the rest are counted as ignored.
+ * asked for (or, for a scan of all the token's Transfers, to a watched address), and nothing else,
+ * whatever the node answered (a provider that ignores the address or topic filter must not make a fake
+ * token's transfer count as USDT). Each gets its ordinal among its transaction's transfers to the
+ * same address. `ignored` counts what is not the token's Transfer at all (and logs answered twice);
+ * `unrequested` the token's Transfers to other addresses: from an address-filtered query, a node that
+ * ignored the filter; from a query of all the token's Transfers, everybody else's payments.
  */
-export function acceptedTransfers(network: Network, logs: readonly RpcLog[], tokenContract: string, requestedTopics: ReadonlySet<string>): { transfers: Transfer[]; ignored: number } {
+export function acceptedTransfers(
+  network: Network,
+  logs: readonly RpcLog[],
+  tokenContract: string,
+  requestedTopics: ReadonlySet<string>,
+): { transfers: Transfer[]; ignored: number; unrequested: number } {
   const transfers: Transfer[] = [];
   let ignored = 0;
+  let unrequested = 0;
+  const token = tokenContract.toLowerCase();
   const unique = new Map(logs.map((log) => [`${log.transactionHash.toLowerCase()}/${BigInt(log.logIndex)}`, log]));
   ignored += logs.length - unique.size; // a node that answered a log twice
   for (const log of unique.values()) {
-    const transfer = log.address.toLowerCase() === tokenContract.toLowerCase() && requestedTopics.has(log.topics[2]?.toLowerCase() ?? '') ? logToTransfer(network, log) : undefined;
+    if (!isTokenTransfer(log, token)) {
+      ignored++;
+      continue;
+    }
+    const transfer = requestedTopics.has(log.topics[2]!.toLowerCase()) ? logToTransfer(network, log) : undefined;
     if (transfer) transfers.push(transfer);
-    else ignored++;
+    else unrequested++;
   }
   transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
   const seen = new Map<string, number>();
@@ -58,5 +72,10 @@ export function acceptedTransfers(network: Network, logs: readonly RpcLog[], tok
     transfer.ordinal = seen.get(key) ?? 0;
     seen.set(key, transfer.ordinal + 1);
   }
-  return { transfers, ignored };
+  return { transfers, ignored, unrequested };
+}
+
+/** A log of the token contract (lower case) shaped as an ERC-20 Transfer, not removed. */
+export function isTokenTransfer(log: RpcLog, token: string): boolean {
+  return !log.removed && log.address.toLowerCase() === token && log.topics.length === 3 && log.topics[0] === TRANSFER_TOPIC && typeof log.topics[2] === 'string';
 }

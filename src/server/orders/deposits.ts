@@ -146,6 +146,28 @@ export async function watchedAddresses(sql: Sql, network: Network, now: Date, wa
   return rows.map((r) => r.address);
 }
 
+/**
+ * How many of a network's orders are watched at `now`, counted up to `limit` (the scanner only needs
+ * to know whether they fit in one address-filtered query).
+ */
+export async function countWatched(sql: Sql, network: Network, now: Date, watchWindowSeconds: number, limit: number): Promise<number> {
+  const [row] = await sql.query<{ n: bigint }>(
+    'SELECT count(*)::bigint AS n FROM (SELECT 1 FROM deposit_orders WHERE blockchain = $1 AND expired_at > $2 LIMIT $3) w',
+    [network, watchedSince(now, watchWindowSeconds), limit],
+  );
+  return Number(row!.n);
+}
+
+/** Which of these addresses are watched at `now` (a lookup by the recipients a scan found, on the (blockchain, address) index). */
+export async function watchedAmong(sql: Sql, network: Network, addresses: readonly string[], now: Date, watchWindowSeconds: number): Promise<Set<string>> {
+  if (addresses.length === 0) return new Set();
+  const rows = await sql.query<{ address: string }>(
+    'SELECT address FROM deposit_orders WHERE blockchain = $1 AND address = ANY($2::text[]) AND expired_at > $3',
+    [network, addresses, watchedSince(now, watchWindowSeconds)],
+  );
+  return new Set(rows.map((r) => r.address));
+}
+
 /** Orders that expired after this moment are still watched. */
 function watchedSince(now: Date, watchWindowSeconds: number): Date {
   return new Date(now.getTime() - watchWindowSeconds * 1000);

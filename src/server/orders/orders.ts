@@ -5,6 +5,7 @@ import DataLoader from 'dataloader';
 import { AddressPool } from '../addresses/pool.js';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { ORDER_COLUMNS, toCreatedDepositOrder, toDepositOrder, type CreatedOrderView, type OrderRow, type OrderView } from './order-rows.js';
+import { unconfirmedDeposits, type UnconfirmedDepositView } from './unconfirmed.js';
 import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, type OwnedRow } from '../db/batched-reads.js';
@@ -295,6 +296,11 @@ export class Orders {
   async read(merchantId: string, uuid: string): Promise<OrderView | undefined> {
     const row = await this.readOwned(merchantId, uuid);
     return row && toDepositOrder(row);
+  }
+
+  /** The transfers seen to these orders and not yet confirmed (unconfirmed.ts), in one query. */
+  unconfirmedDeposits(uuids: readonly string[]): Promise<Map<string, UnconfirmedDepositView[]>> {
+    return unconfirmedDeposits(this.db, uuids);
   }
 
   /** A page of the merchant's orders, newest first (order-list.ts). */

@@ -403,9 +403,10 @@ describe('issue 4 end to end: the live platform on a local EVM chain', () => {
         const events = received[label]!.map((c) => c.event);
         expect(events.map((e) => e.sequence), label).toEqual(events.map((_, i) => i + 1));
         const last = events.at(-1)!;
-        // The read carries the payment page's link too, which callbacks leave out.
-        const { paymentUrl: _paymentUrl, ...now } = await read(order.uuid);
+        // The read carries the payment page's link and the unconfirmed transfers too, which callbacks leave out.
+        const { paymentUrl: _paymentUrl, unconfirmedDeposits, ...now } = await read(order.uuid);
         expect(orderPart(last), label).toEqual(now);
+        expect(unconfirmedDeposits, label).toEqual([]); // every transfer confirmed and credited
         expect(last.uuid).toBe(order.uuid);
       }
     }

@@ -12,11 +12,11 @@ import { migrate } from '../../../src/server/db/migrate.js';
 
 /** A node at head 1000 whose finalized block is `finalized`, or geth's -32000 answer while it has none. */
 async function gethWaitingForFinality() {
-  const node = { head: 1000n, finalized: undefined as bigint | undefined };
+  const node = { head: 1000n, finalized: undefined as bigint | undefined, missing: { code: -32000, message: 'finalized block not found' } };
   const answer = (method: string, params: unknown[]) => {
     if (method === 'eth_blockNumber') return { result: `0x${node.head.toString(16)}` };
     if (method === 'eth_getBlockByNumber' && params[0] === 'finalized') {
-      return node.finalized === undefined ? { error: { code: -32000, message: 'finalized block not found' } } : { result: { number: `0x${node.finalized.toString(16)}` } };
+      return node.finalized === undefined ? { error: node.missing } : { result: { number: `0x${node.finalized.toString(16)}` } };
     }
     if (method === 'eth_getBlockByNumber') {
       const n = BigInt(params[0] as string);
@@ -54,7 +54,15 @@ describe('finality "finalized" while the node has no finalized block', () => {
     await database?.drop();
   });
 
-  it('waits (no progress, a warning) instead of falling back to confirmations, and goes on once finality is reported', async () => {
+  // geth's wording, and the other wordings of the same meaning (issue 33): all wait.
+  it.each([
+    { code: -32000, message: 'finalized block not found' },
+    { code: -32000, message: 'unknown block' },
+    { code: -32000, message: 'finalized block is not available' },
+  ])('waits on $code "$message" (no progress, a warning) instead of falling back to confirmations, and goes on once finality is reported', async (missing) => {
+    node.missing = missing;
+    node.finalized = undefined;
+    await database.db.query('DELETE FROM chain_cursors');
     const warnings: string[] = [];
     const scanner = new ChainScanner({
       network: 'Ethereum',

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChainScanner, ScannerStartError } from '../../../src/server/chain/scanner.js';
 import { acceptedTransfers, addressTopic, logToTransfer, TRANSFER_TOPIC } from '../../../src/server/chain/transfer-logs.js';
 import { USDT_CONTRACTS, type ChainConfig } from '../../../src/server/config.js';
-import { isLogLimitError, isUnsupportedTag, JsonRpcClient, RpcError, suggestedRange, type RpcLog } from '../../../src/server/chain/rpc.js';
+import { isFinalizedBlockMissing, isLogLimitError, isUnsupportedTag, JsonRpcClient, RpcError, suggestedRange, type RpcLog } from '../../../src/server/chain/rpc.js';
 import { resumeNetwork } from '../../../src/server/chain/halt.js';
 import { startFakeChain, type FakeChain } from '../../support/fake-rpc.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
@@ -110,10 +110,56 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
     const ranges = [];
     for (let r = await s.scanOnce(); r; r = await s.scanOnce()) ranges.push([r.fromBlock, r.toBlock]);
     expect(ranges).toEqual([[100n, 109n], [110n, 119n], [120n, 124n]]);
-    const getLogs = chain.calls.filter((c) => c.method === 'eth_getLogs').map((c) => (c.params[0] as { topics: string[][] }).topics[2]!);
-    expect(getLogs.every((topics) => topics.length <= 2)).toBe(true);
-    const watched = (await t.db.query<{ n: bigint }>("SELECT count(*)::bigint AS n FROM deposit_orders WHERE blockchain = 'Ethereum'"))[0]!.n;
-    expect(getLogs.length).toBe(3 * Math.ceil(Number(watched) / 2));
+    // More watched orders than one query carries: all the token's Transfers of each range (issue 33),
+    // one query per range and the second read of its last block by hash, whatever the number of orders.
+    const getLogs = chain.calls.filter((c) => c.method === 'eth_getLogs').map((c) => c.params[0] as { topics: string[]; fromBlock?: string; blockHash?: string });
+    expect(getLogs.every((filter) => filter.topics.length === 1)).toBe(true);
+    expect(getLogs.filter((filter) => filter.fromBlock !== undefined)).toHaveLength(3);
+    expect(getLogs.filter((filter) => filter.blockHash !== undefined)).toHaveLength(3);
+  });
+
+  it('with 3,000 open orders asks for all the token\'s Transfers: 2 eth_getLogs for the range (by address: 4), the others\' transfers not counted as ignored (issue 33)', async () => {
+    const paid = await order('many-paid', 'Ethereum');
+    const [owner] = await t.db.query<{ merchant_id: string }>('SELECT merchant_id FROM deposit_orders WHERE uuid = $1', [paid.uuid]);
+    // Addresses of decimal digits only: their EIP-55 form is the same text.
+    await t.db.query(
+      `INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at)
+       SELECT gen_random_uuid(), $1, 'many-' || i, 'Ethereum', 'USDT', 'c', 'https://merchant.example/cb', 1000000 + i, '0x' || lpad(i::text, 40, '0'), 'data:', 1, now() + interval '1 hour'
+         FROM generate_series(1, 3000) AS i`,
+      [owner!.merchant_id],
+    );
+    try {
+      chain.logs = [
+        ...Array.from({ length: 50 }, (_, i) => transferLog('Ethereum', '0x' + (i + 1).toString(16).padStart(2, '0').repeat(20), 1n, 91 + (i % 9))), // nobody's orders
+        transferLog('Ethereum', '0x' + '7'.padStart(40, '0'), 8n, 94), // a bulk order's
+        transferLog('Ethereum', paid.address, 6n, 95),
+      ];
+      const s = scanner('Ethereum', { startBlock: 90 });
+      const result = await s.scanOnce();
+      expect(result).toMatchObject({ query: 'token', fromBlock: 90n, toBlock: 98n, logs: 52, ignored: 0 });
+      const getLogs = chain.calls.filter((c) => c.method === 'eth_getLogs').map((c) => c.params[0] as { topics: unknown[]; fromBlock?: string; blockHash?: string });
+      expect(getLogs).toHaveLength(2); // the range (on to the latest block), and its last block by hash
+      expect(getLogs.every((f) => f.topics.length === 1)).toBe(true);
+      expect((await read(paid.uuid)).receivedAmount).toBe(6);
+      const [bulk] = await t.db.query<{ received_amount: bigint }>("SELECT received_amount FROM deposit_orders WHERE external_id = 'many-7'");
+      expect(bulk!.received_amount).toBe(8n);
+    } finally {
+      await t.db.query("DELETE FROM deposits WHERE order_uuid IN (SELECT uuid FROM deposit_orders WHERE external_id LIKE 'many-%')");
+      await t.db.query("DELETE FROM callback_outbox WHERE order_uuid IN (SELECT uuid FROM deposit_orders WHERE external_id LIKE 'many-%')");
+      await t.db.query("DELETE FROM deposit_orders WHERE external_id LIKE 'many-%'");
+    }
+  });
+
+  it('asks by address while the watched orders fit in one query (maxAddressesPerQuery)', async () => {
+    const orders = await Promise.all(Array.from({ length: 3 }, (_, i) => order(`by-address-${i}`, 'Ethereum')));
+    await t.db.query("UPDATE deposit_orders SET expired_at = now() - interval '30 days' WHERE blockchain = 'Ethereum' AND NOT uuid = ANY($1::uuid[])", [orders.map((o) => o.uuid)]);
+    chain.head = 110n;
+    chain.logs = [transferLog('Ethereum', orders[0]!.address, 7n, 95), transferLog('Ethereum', '0x' + '34'.repeat(20), 9n, 95)];
+    const s = scanner('Ethereum', { maxAddressesPerQuery: 3, startBlock: 90 }, 1);
+    expect(await s.scanOnce()).toMatchObject({ query: 'addresses', fromBlock: 90n, toBlock: 110n });
+    const topics = chain.calls.filter((c) => c.method === 'eth_getLogs').map((c) => (c.params[0] as { topics: (string | string[])[] }).topics);
+    expect(topics.every((t) => Array.isArray(t[2]) && t[2].length === 3)).toBe(true);
+    expect((await read(orders[0]!.uuid)).receivedAmount).toBe(7);
   });
 
   it('queries only the addresses of orders inside their watch window', async () => {
@@ -258,7 +304,9 @@ describe('the scanner on a Tron node (fixtures in Tron\'s JSON-RPC format)', () 
       expect(deposits.map((d) => d.log_index)).toEqual([1, 4, 3, 4]);
       const getLogs = chain.calls.find((c) => c.method === 'eth_getLogs')!.params[0] as { address: string; toBlock: string };
       expect(getLogs.address).toBe('0xa614f803b6fd780986a42c78ec9c7f77e6ded13c');
-      expect(BigInt(getLogs.toBlock)).toBe(chain.head - 19n); // 20 confirmations
+      expect(BigInt(getLogs.toBlock)).toBe(chain.head); // caught up, it reads on to the latest block for unconfirmed transfers…
+      const [cursor] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Tron'");
+      expect(cursor!.next_block).toBe(chain.head - 18n); // …and credits up to the confirmed head only: 20 confirmations
     } finally {
       await t.close();
       await chain.close();
@@ -274,12 +322,13 @@ describe('acceptedTransfers', () => {
     const second = transferLog('Ethereum', to, 2n, 5, 8, tx);
     const foreignToken = { ...transferLog('Ethereum', to, 9n, 5, 4), address: '0x' + 'cc'.repeat(20) };
     const notAsked = transferLog('Ethereum', '0x' + '12'.repeat(20), 9n, 5, 5);
-    const { transfers, ignored } = acceptedTransfers('Ethereum', [second, foreignToken, first, notAsked, { ...first }], TOKEN, new Set([addressTopic('Ethereum', to)]));
+    const { transfers, ignored, unrequested } = acceptedTransfers('Ethereum', [second, foreignToken, first, notAsked, { ...first }], TOKEN, new Set([addressTopic('Ethereum', to)]));
     expect(transfers.map((t) => [t.logIndex, t.ordinal, t.amount])).toEqual([
       [3, 0, 1n],
       [8, 1, 2n],
     ]);
-    expect(ignored).toBe(3);
+    expect(ignored).toBe(2); // the foreign token's log and the duplicate
+    expect(unrequested).toBe(1); // the token's Transfer to an address not asked for
   });
 });
 
@@ -313,5 +362,39 @@ describe('recognising node errors', () => {
     expect(isUnsupportedTag(error(-32005, 'rate limit exceeded'))).toBe(false);
     expect(isUnsupportedTag(error(-32603, 'internal error'))).toBe(false);
     expect(isUnsupportedTag(new Error('fetch failed'))).toBe(false);
+  });
+
+  it('tells a finalized block that is missing from a tag that is unknown by what the answer means, not one wording (issue 33)', () => {
+    const missing = [
+      error(-32000, 'eth_getBlockByNumber: finalized block not found'), // geth
+      error(-32000, 'eth_getBlockByNumber: unknown block'), // geth, other versions
+      error(-32000, 'eth_getBlockByNumber: finalized block is not available'),
+      error(-32602, 'eth_getBlockByNumber: finalized block not available'),
+      error(-39001, 'eth_getBlockByNumber: Unknown block'),
+      error(-32603, 'eth_getBlockByNumber: no finalized block yet'),
+      error(-32000, 'eth_getBlockByNumber: Finalized block is unavailable'),
+      error(-32000, 'eth_getBlockByNumber: block not yet finalized'),
+      error(-32000, 'eth_getBlockByNumber: finalized block does not exist'),
+    ];
+    for (const e of missing) {
+      expect(isFinalizedBlockMissing(e), e.message).toBe(true);
+      expect(isUnsupportedTag(e), e.message).toBe(false);
+    }
+    const unsupported = [
+      error(-32601, 'the method eth_getBlockByNumber does not exist/is not available'),
+      error(-32602, 'eth_getBlockByNumber: invalid block tag finalized'),
+      error(-32602, 'eth_getBlockByNumber: unknown block tag'),
+      error(-32602, 'eth_getBlockByNumber: invalid argument 0: hex string without 0x prefix'), // geth before the tag
+      error(-32000, 'eth_getBlockByNumber: block tag finalized is not supported'),
+      error(-32602, 'eth_getBlockByNumber: invalid block number'),
+    ];
+    for (const e of unsupported) {
+      expect(isUnsupportedTag(e), e.message).toBe(true);
+      expect(isFinalizedBlockMissing(e), e.message).toBe(false);
+    }
+    for (const e of [error(-32005, 'rate limit exceeded'), error(undefined, 'eth_getBlockByNumber: HTTP 503', 503), new Error('fetch failed')]) {
+      expect(isFinalizedBlockMissing(e), e.message).toBe(false);
+      expect(isUnsupportedTag(e), e.message).toBe(false);
+    }
   });
 });

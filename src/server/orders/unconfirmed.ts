@@ -1,0 +1,66 @@
+// Transfers seen before they are confirmed (issue 33): what the scanner sees to watched orders in
+// blocks above the confirmed head, kept in a table of its own (migration 010), replaced at each scan
+// and shown on the order's read as `unconfirmedDeposits`. Never part of receivedAmount: a transfer is
+// credited (deposits.ts) only once its block is confirmed, and leaves this table in that transaction.
+import type { Network } from '../addresses/derivation.js';
+import type { Sql } from '../db/database.js';
+import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
+import { toJsonInteger } from '../shared/money.js';
+import type { Transfer } from './deposits.js';
+
+/** As the contract's UnconfirmedDeposit. */
+export interface UnconfirmedDepositView {
+  txId: string;
+  amount: number;
+  confirmations: number;
+  requiredConfirmations: number;
+}
+
+/** The contract's bound on the list (DepositOrder.unconfirmedDeposits maxItems). */
+const MAX_PER_ORDER = 100;
+
+/**
+ * Replaces a network's unconfirmed transfers after a scan whose confirmed range ended at `confirmedTo`:
+ * with `seen` (transfers in blocks above it, to watched addresses), or, when the scan did not look
+ * above it (catching up), by dropping only the rows it has now confirmed. Run in the scan's transaction.
+ */
+export async function replaceUnconfirmed(
+  tx: Sql,
+  network: Network,
+  confirmedTo: bigint,
+  seen: { transfers: readonly Transfer[]; latest: bigint; requiredConfirmations: number; at: Date } | undefined,
+): Promise<void> {
+  if (!seen) {
+    await tx.query('DELETE FROM unconfirmed_deposits WHERE network = $1 AND block_number <= $2', [network, confirmedTo]);
+    return;
+  }
+  await tx.query('DELETE FROM unconfirmed_deposits WHERE network = $1', [network]);
+  for (const transfer of seen.transfers) {
+    // An amount JSON cannot carry exactly is refused when credited (deposits.ts); not shown either.
+    if (transfer.amount <= 0n || transfer.amount > MAX_EXACT_INTEGER || transfer.blockNumber <= confirmedTo) continue;
+    const confirmations = Number(seen.latest - transfer.blockNumber + 1n);
+    await tx.query(
+      `INSERT INTO unconfirmed_deposits (network, order_uuid, tx_hash, log_index, block_number, block_hash, amount, confirmations, required_confirmations, seen_at)
+       SELECT $1, uuid, $3, $4, $5, $6, $7, $8, $9, $10 FROM deposit_orders WHERE blockchain = $1 AND address = $2
+       ON CONFLICT DO NOTHING`,
+      [network, transfer.to, transfer.txHash, transfer.logIndex, transfer.blockNumber, transfer.blockHash ?? null, transfer.amount, Math.max(0, confirmations), seen.requiredConfirmations, seen.at],
+    );
+  }
+}
+
+/** The unconfirmed transfers of these orders, oldest first, in one query (a page of a list reads them at once). */
+export async function unconfirmedDeposits(sql: Sql, orderUuids: readonly string[]): Promise<Map<string, UnconfirmedDepositView[]>> {
+  const out = new Map<string, UnconfirmedDepositView[]>(orderUuids.map((uuid) => [uuid, []]));
+  if (orderUuids.length === 0) return out;
+  const rows = await sql.query<{ order_uuid: string; tx_hash: string; amount: bigint; confirmations: number; required_confirmations: number }>(
+    `SELECT order_uuid, tx_hash, amount, confirmations, required_confirmations FROM unconfirmed_deposits
+      WHERE order_uuid = ANY($1::uuid[]) ORDER BY order_uuid, block_number, log_index`,
+    [orderUuids],
+  );
+  for (const row of rows) {
+    const list = out.get(row.order_uuid);
+    if (!list || list.length >= MAX_PER_ORDER) continue;
+    list.push({ txId: row.tx_hash, amount: toJsonInteger(row.amount), confirmations: row.confirmations, requiredConfirmations: row.required_confirmations });
+  }
+  return out;
+}
