@@ -55,7 +55,11 @@ export const READ_PAGE_ORDERS_SQL = `
                     'txId', d.tx_hash, 'amount', d.amount::text, 'simulated', d.source = 'sandbox',
                     'at', to_char(d.credited_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')) ORDER BY d.id)
             FROM (SELECT * FROM deposits WHERE order_uuid = o.uuid ORDER BY id DESC LIMIT ${PAGE_DEPOSITS}) d) AS deposits,
-         (SELECT count(*)::int FROM deposits WHERE order_uuid = o.uuid) AS deposit_count
+         (SELECT count(*)::int FROM deposits WHERE order_uuid = o.uuid) AS deposit_count,
+         (SELECT json_agg(json_build_object(
+                    'txId', u.tx_hash, 'amount', u.amount::text, 'confirmations', u.confirmations,
+                    'requiredConfirmations', u.required_confirmations) ORDER BY u.block_number, u.log_index)
+            FROM unconfirmed_deposits u WHERE u.order_uuid = o.uuid) AS unconfirmed
     FROM deposit_orders o JOIN merchants m ON m.id = o.merchant_id
    WHERE o.uuid = ANY($1::uuid[])`;
 

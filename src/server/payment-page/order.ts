@@ -65,7 +65,13 @@ type Row = Pick<OrderRow, 'uuid' | 'blockchain' | 'address' | 'address_qr' | 'st
   display_name: string | null;
   deposits: { txId: string; amount: string; simulated: boolean; at: string }[] | string | null;
   deposit_count: number;
+  unconfirmed: { txId: string; amount: string; confirmations: number; requiredConfirmations: number }[] | string | null;
 };
+
+/** json comes parsed from both drivers; text is taken too, should a driver leave it as such. */
+function jsonList<T>(value: T[] | string | null): T[] {
+  return (typeof value === 'string' ? JSON.parse(value) : value ?? []) as T[];
+}
 
 /** Reads for pages, coalesced like the merchants' reads (many open pages poll at once). */
 export function pageOrderReader(db: Database): (uuid: string) => Promise<PageOrder | undefined> {
@@ -73,8 +79,8 @@ export function pageOrderReader(db: Database): (uuid: string) => Promise<PageOrd
   return async (uuid) => {
     const row = await read(uuid);
     if (!row) return undefined;
-    // json comes parsed from both drivers; text is taken too, should a driver leave it as such.
-    const deposits = (typeof row.deposits === 'string' ? JSON.parse(row.deposits) : row.deposits ?? []) as Exclude<Row['deposits'], string | null>;
+    const deposits = jsonList(row.deposits);
+    const unconfirmed = jsonList(row.unconfirmed);
     return {
       uuid: row.uuid,
       blockchain: row.blockchain,
@@ -89,6 +95,7 @@ export function pageOrderReader(db: Database): (uuid: string) => Promise<PageOrd
       description: row.description,
       payments: deposits.map((d) => ({ txId: d.txId, amount: BigInt(d.amount), at: Date.parse(d.at), simulated: d.simulated })),
       paymentCount: Number(row.deposit_count),
+      ...(unconfirmed.length > 0 ? { unconfirmed: unconfirmed.map((u) => ({ ...u, amount: BigInt(u.amount) })) } : {}),
     };
   };
 }

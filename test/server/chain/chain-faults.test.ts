@@ -274,12 +274,16 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     const expected = [{ txId: seen, amount: 4_000_000, confirmations: 1, requiredConfirmations: CONFIRMATIONS }];
     expect(await readOrder()).toMatchObject({ receivedAmount: 0, status: 'NEW', unconfirmedDeposits: expected });
     expect(await listed()).toMatchObject({ uuid: o.uuid, receivedAmount: 0, unconfirmedDeposits: expected });
+    // The payer's page says so too (issue 35, item 5): its live part, as page.js reads it.
+    const page = await fetch(`${(await readOrder()).paymentUrl}/state`);
+    expect(((await page.json()) as { html: string }).html).toContain(`Payment seen, confirming 1 of ${CONFIRMATIONS}: 4 USDT`);
 
     // A reorg replaces that block with one without the transfer: it is gone at the next poll.
     await chain.revert(snapshot);
     await chain.mine(1);
     await scanAll(s);
     expect(await readOrder()).toMatchObject({ receivedAmount: 0, unconfirmedDeposits: [] });
+    expect(((await (await fetch(`${(await readOrder()).paymentUrl}/state`)).json()) as { html: string }).html).not.toContain('Payment seen');
 
     // Paid again and confirmed: credited exactly once, with its callback, and no longer unconfirmed.
     const paid = await token.transfer(senders[1]!, to(o.address), 5_000_000n);
