@@ -47,7 +47,7 @@ describe.each(DATABASES)('durability on %s', (kind) => {
       for (const order of acknowledged) {
         const { data, response } = await second.client.GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } });
         expect(response.status).toBe(200);
-        expect(data).toEqual({ ...order, receivedAmount: 0 });
+        expect(data).toEqual({ ...order, receivedAmount: 0, unconfirmedDeposits: [] });
       }
       const after = await second.client.POST('/partner/v1/platforms/orders', {
         body: orderRequest('after-restart'),
