@@ -14,7 +14,7 @@ export class DestinationRefusedError extends Error {}
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_|HOSTNAME_MISMATCH$|ERR_OSSL_)/;
 
 export function deliveryErrorKind(error: Error & { code?: string }): DeliveryErrorKind {
-  if (error instanceof DeliveryTimeoutError) return 'timeout';
+  if (error instanceof DeliveryTimeoutError || error.cause instanceof DeliveryTimeoutError) return 'timeout';
   if (error instanceof DestinationRefusedError || error instanceof NonPublicDestinationError || error instanceof SpecialUseNameError) return 'destination_refused';
   const code = error.code ?? '';
   if (code === 'ECONNREFUSED') return 'connection_refused';

@@ -19,6 +19,8 @@ export interface DeliveryResult {
 }
 
 export interface DeliveryOptions {
+  /** Cuts the attempt short (the dispatcher's sockets are all held by receivers that do not answer). */
+  signal?: AbortSignal;
   secrets: SecretKeeper;
   policy: CallbackPolicy;
   timeoutSeconds: number;
@@ -38,6 +40,11 @@ export async function callbackSignature(row: Pick<OutboxRow, 'merchant_id' | 'se
   return signatures.join(' ');
 }
 
+/** An error's message; a cut-short attempt's says why it was cut (its abort's reason). */
+function messageOf(error: Error | undefined): string | undefined {
+  return error?.cause instanceof Error ? error.cause.message : error?.message;
+}
+
 export async function deliver(row: OutboxRow, options: DeliveryOptions): Promise<DeliveryResult> {
   const timestamp = Math.floor(options.now() / 1000);
   const signature = await callbackSignature(row, options.secrets, timestamp);
@@ -50,12 +57,13 @@ export async function deliver(row: OutboxRow, options: DeliveryOptions): Promise
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     const finish = (statusCode: number | undefined, error: Error | undefined) =>
-      resolve({ statusCode, latencyMs: Math.round(performance.now() - started), error: error?.message.slice(0, 500), errorKind: error && deliveryErrorKind(error) });
+      resolve({ statusCode, latencyMs: Math.round(performance.now() - started), error: messageOf(error)?.slice(0, 500), errorKind: error && deliveryErrorKind(error) });
     const request = send(
       url,
       {
         method: 'POST',
         lookup: callbackLookup(options.policy),
+        ...(options.signal ? { signal: options.signal } : {}),
         timeout: options.timeoutSeconds * 1000,
         headers: {
           'Content-Type': 'application/json',

@@ -10,6 +10,7 @@ import type { Mode, SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';
 import { DeliveryFairness, fairnessFor, type FairnessLimits } from './fairness.js';
 import { deliver } from './delivery.js';
+import { DeliveryTimeoutError } from './delivery-errors.js';
 import { backOff, claimDue, recordAttempt, type OutboxRow } from './outbox.js';
 import type { Logger } from '../shared/logger.js';
 
@@ -27,7 +28,11 @@ export interface DispatcherOptions {
    * never answers holds a socket, not a slot. 1 s by default.
    */
   slowAfterMs?: number;
-  /** Deliveries open at once, slow ones included: 8 × concurrency by default. */
+  /**
+   * Deliveries open at once, slow ones included: 8 × concurrency by default. When they are all open and a
+   * slot is free, the slow delivery open the longest is cut short (recorded as a timeout, retried on its
+   * schedule), so that however many merchants' receivers never answer, the others' callbacks still go.
+   */
   maxOpen?: number;
   /** Each merchant's and destination's share of them, and the breaker (fairnessFor(concurrency)). */
   fairness?: Partial<FairnessLimits>;
@@ -40,6 +45,8 @@ export class CallbackDispatcher {
   private readonly inFlight = new Set<Promise<void>>();
   /** Deliveries under way that still hold a slot (not yet slow). */
   private active = 0;
+  /** The slow deliveries, longest open first: what cuts one short. */
+  private readonly slow: AbortController[] = [];
   private readonly slowAfterMs: number;
   private readonly maxOpen: number;
   /** The claim under way, if any (one at a time). */
@@ -60,18 +67,18 @@ export class CallbackDispatcher {
     this.fairness = new DeliveryFairness({ ...fairnessFor(this.concurrency), ...options.fairness });
   }
 
-  /** Claims up to `limit` due rows within the free shares the fairness sees now. */
-  private claim(limit: number): Promise<OutboxRow[]> {
-    return claimDue(this.options.db, limit, this.options.config.timeoutSeconds, this.fairness.capacity(), this.fairness.limits);
+  /** Claims up to `limit` due rows within the free shares the fairness sees now (`newcomersOnly`: of merchants with nothing in flight). */
+  private claim(limit: number, newcomersOnly = false): Promise<OutboxRow[]> {
+    return claimDue(this.options.db, limit, this.options.config.timeoutSeconds, this.fairness.capacity(newcomersOnly), this.fairness.limits);
   }
 
   /** Delivers a claimed row and records the attempt, within the merchant's and the destination's share. */
-  private async attempt(row: OutboxRow): Promise<void> {
+  private async attempt(row: OutboxRow, signal?: AbortSignal): Promise<void> {
     this.fairness.started(row.merchant_id, row.destination);
     let answered = false;
     try {
       const { secrets, now, config } = this.options;
-      const result = await deliver(row, { secrets, now, policy: this.policy, timeoutSeconds: config.timeoutSeconds });
+      const result = await deliver(row, { secrets, now, policy: this.policy, timeoutSeconds: config.timeoutSeconds, ...(signal ? { signal } : {}) });
       answered = result.statusCode !== undefined;
       await recordAttempt(this.options.db, row, result, config.retrySchedule, this.options.log);
     } finally {
@@ -116,10 +123,16 @@ export class CallbackDispatcher {
       this.refillAfterClaim = true;
       return;
     }
-    const free = Math.min(this.concurrency - this.active, this.maxOpen - this.inFlight.size);
+    // Every socket held, mostly by receivers that never answer: a merchant with nothing in flight still
+    // gets its next event out, in the place of the slow delivery open the longest.
+    const newcomersOnly = this.inFlight.size >= this.maxOpen;
+    const free = newcomersOnly ? Math.min(1, this.concurrency - this.active) : Math.min(this.concurrency - this.active, this.maxOpen - this.inFlight.size);
     if (free <= 0) return;
     this.refillAfterClaim = false;
-    const rows = await this.claimOnce(free);
+    const rows = await this.claimOnce(free, newcomersOnly);
+    if (newcomersOnly && rows.length > 0) {
+      this.slow.shift()?.abort(new DeliveryTimeoutError(`no answer within ${this.slowAfterMs} ms, cut short: every delivery socket was open to a slow receiver`));
+    }
     // Rows claimed while stopping are left to their lease: another run delivers them.
     if (this.stopped) return;
     for (const row of rows) this.launch(row);
@@ -134,9 +147,9 @@ export class CallbackDispatcher {
   }
 
   /** The one claim under way; a failed claim is logged and claims nothing. */
-  private async claimOnce(free: number): Promise<OutboxRow[]> {
+  private async claimOnce(free: number, newcomersOnly: boolean): Promise<OutboxRow[]> {
     try {
-      this.claiming = this.claim(free);
+      this.claiming = this.claim(free, newcomersOnly);
       return await this.claiming;
     } catch (error) {
       this.options.log?.warn({ err: error }, 'claiming callbacks failed');
@@ -153,6 +166,7 @@ export class CallbackDispatcher {
    */
   private launch(row: OutboxRow): void {
     this.active++;
+    const controller = new AbortController();
     let holdsSlot = true;
     const giveUpSlot = () => {
       if (!holdsSlot) return;
@@ -161,13 +175,16 @@ export class CallbackDispatcher {
     };
     const slow = setTimeout(() => {
       giveUpSlot();
+      this.slow.push(controller);
       void this.fill();
     }, this.slowAfterMs);
-    const delivery: Promise<void> = this.attempt(row)
+    const delivery: Promise<void> = this.attempt(row, controller.signal)
       .catch((error: unknown) => this.options.log?.warn({ err: error, webhookId: row.webhook_id }, 'recording a callback attempt failed'))
       .finally(() => {
         clearTimeout(slow);
         giveUpSlot();
+        const index = this.slow.indexOf(controller);
+        if (index >= 0) this.slow.splice(index, 1);
         this.inFlight.delete(delivery);
         void this.fill();
       });

@@ -59,10 +59,13 @@ export class DeliveryFairness {
     private readonly clock: () => number = () => performance.now(),
   ) {}
 
-  /** The free slots to claim with, of the merchants and destinations that have fewer than the full limit. */
-  capacity(): ClaimCapacity {
+  /**
+   * The free slots to claim with, of the merchants and destinations that have fewer than the full limit;
+   * `newcomersOnly`: none for any merchant with a delivery in flight (only those with none may claim).
+   */
+  capacity(newcomersOnly = false): ClaimCapacity {
     this.forgetExpiredBreakers();
-    const merchants = [...this.merchants];
+    const merchants = [...this.merchants].map(([id, used]) => [id, newcomersOnly ? this.limits.perMerchant : used] as const);
     const keys = new Set([...this.destinations.keys(), ...this.breakers.keys()]);
     const destinations = [...keys].map((key) => [key, this.destinationFree(key)] as const).filter(([, free]) => free < this.limits.perDestination);
     return {

@@ -105,7 +105,8 @@ export function claimDue(
          SELECT c.id, c.next_attempt_at, c.destination,
                 row_number() OVER (PARTITION BY c.merchant_id ORDER BY c.next_attempt_at, c.id) AS merchant_rank,
                 row_number() OVER (PARTITION BY c.destination ORDER BY c.next_attempt_at, c.id) AS destination_rank,
-                coalesce(bm.free, $3) AS merchant_free, coalesce(bd.free, $4) AS destination_free
+                coalesce(bm.free, $3) AS merchant_free, coalesce(bd.free, $4) AS destination_free,
+                bm.merchant_id IS NOT NULL AS busy
            FROM candidates c
            LEFT JOIN unnest($5::uuid[], $6::int[]) AS bm (merchant_id, free) ON bm.merchant_id = c.merchant_id
            LEFT JOIN unnest($7::text[], $8::int[]) AS bd (destination, free) ON bd.destination = c.destination),
@@ -114,7 +115,8 @@ export function claimDue(
           WHERE r.merchant_rank <= r.merchant_free AND r.destination_rank <= r.destination_free
             -- Checked again on the locked row: one another instance claimed since the ranking is skipped.
             AND o.state = 'pending' AND o.next_attempt_at <= now()
-          ORDER BY r.merchant_rank, r.next_attempt_at LIMIT $1 FOR UPDATE OF o SKIP LOCKED)
+          -- A merchant with nothing in flight first, then each merchant's first event before anyone's second.
+          ORDER BY r.busy, r.merchant_rank, r.next_attempt_at LIMIT $1 FOR UPDATE OF o SKIP LOCKED)
        UPDATE callback_outbox o SET next_attempt_at = now() + make_interval(secs => $2), lease_token = gen_random_uuid()
          FROM due, merchants m
         WHERE o.id = due.id AND m.id = o.merchant_id
