@@ -53,9 +53,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     async (request) => {
       const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
-      // Transfers seen and not yet confirmed: on every read (an empty list when none), never in callbacks.
-      const unconfirmed = await deps.orders.unconfirmedDeposits([order.uuid]);
-      return { ...order, paymentUrl: deps.paymentLinks.url(order.uuid), unconfirmedDeposits: unconfirmed.get(order.uuid) ?? [] };
+      return { ...order, paymentUrl: deps.paymentLinks.url(order.uuid) };
     },
   );
 

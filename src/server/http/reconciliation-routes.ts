@@ -76,10 +76,9 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
       const scope = walkScope('orders', filters);
       const after = positionOf(merchantId, scope, request.query.cursor, 2) as RowPosition | undefined;
       const page = await deps.orders.list(merchantId, filters, after, request.query.limit!);
-      // Each item is the order as its read returns it, unconfirmed transfers included: one query for the page.
-      const unconfirmed = await deps.orders.unconfirmedDeposits(page.orders.map((order) => order.uuid));
       return {
-        data: page.orders.map((order) => ({ ...order, paymentUrl: deps.paymentLinks.url(order.uuid), unconfirmedDeposits: unconfirmed.get(order.uuid) ?? [] })),
+        // Each item is the order as its read returns it, unconfirmed transfers included.
+        data: page.orders.map((order) => ({ ...order, paymentUrl: deps.paymentLinks.url(order.uuid) })),
         hasMore: page.next !== undefined,
         ...(page.next ? { nextCursor: cursors.encode(merchantId, scope, page.next) } : {}),
       };

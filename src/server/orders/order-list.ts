@@ -2,7 +2,8 @@
 import type { operations } from '../../../generated/schema.js';
 import { equalTo, newestFirstPage, timeBound, type RowPosition } from '../db/pages.js';
 import type { Sql } from '../db/database.js';
-import { ORDER_COLUMNS, toDepositOrder, type OrderRow, type OrderView } from './order-rows.js';
+import { ORDER_COLUMNS, toDepositOrder, type OrderRow, type ReadOrderView } from './order-rows.js';
+import { toUnconfirmedDeposits, UNCONFIRMED_JSON_SQL, type UnconfirmedJson } from './unconfirmed.js';
 
 export type OrderListFilters = Omit<NonNullable<operations['listDepositOrders']['parameters']['query']>, 'limit' | 'cursor'>;
 
@@ -12,8 +13,9 @@ export async function listOrders(
   filters: OrderListFilters,
   after: RowPosition | undefined,
   limit: number,
-): Promise<{ orders: OrderView[]; next: RowPosition | undefined }> {
-  const page = await newestFirstPage<OrderRow>(sql, 'deposit_orders', ORDER_COLUMNS, {
+): Promise<{ orders: ReadOrderView[]; next: RowPosition | undefined }> {
+  // Each as its read: the unconfirmed transfers in the page's one query.
+  const page = await newestFirstPage<OrderRow & { unconfirmed: UnconfirmedJson[] | string | null }>(sql, 'deposit_orders o', `${ORDER_COLUMNS}, ${UNCONFIRMED_JSON_SQL} AS unconfirmed`, {
     merchantId,
     filters: [
       ...equalTo('status', filters.status),
@@ -27,5 +29,5 @@ export async function listOrders(
     after,
     limit,
   });
-  return { orders: page.rows.map(toDepositOrder), next: page.next };
+  return { orders: page.rows.map((row) => ({ ...toDepositOrder(row), unconfirmedDeposits: toUnconfirmedDeposits(row.unconfirmed) })), next: page.next };
 }

@@ -5,6 +5,7 @@ import type { CreatedDepositOrder, DepositOrder } from '../../../generated/schem
 import type { Network } from '../addresses/derivation.js';
 import type { Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
+import { UNCONFIRMED_JSON_SQL, type UnconfirmedDepositView } from './unconfirmed.js';
 
 /** What an order's representations need, and its callback URL for idempotency checks. */
 export interface OrderRow {
@@ -56,10 +57,7 @@ export const READ_PAGE_ORDERS_SQL = `
                     'at', to_char(d.credited_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')) ORDER BY d.id)
             FROM (SELECT * FROM deposits WHERE order_uuid = o.uuid ORDER BY id DESC LIMIT ${PAGE_DEPOSITS}) d) AS deposits,
          (SELECT count(*)::int FROM deposits WHERE order_uuid = o.uuid) AS deposit_count,
-         (SELECT json_agg(json_build_object(
-                    'txId', u.tx_hash, 'amount', u.amount::text, 'confirmations', u.confirmations,
-                    'requiredConfirmations', u.required_confirmations) ORDER BY u.block_number, u.log_index)
-            FROM unconfirmed_deposits u WHERE u.order_uuid = o.uuid) AS unconfirmed
+         ${UNCONFIRMED_JSON_SQL} AS unconfirmed
     FROM deposit_orders o JOIN merchants m ON m.id = o.merchant_id
    WHERE o.uuid = ANY($1::uuid[])`;
 
@@ -74,7 +72,9 @@ export async function readOrderRow(sql: Sql, merchantId: string, uuid: string): 
  * address payers reach; callbacks carry the order without it.
  */
 export type CreatedOrderView = Omit<CreatedDepositOrder, 'paymentUrl'>;
-export type OrderView = Omit<DepositOrder, 'paymentUrl'>;
+export type OrderView = Omit<DepositOrder, 'paymentUrl' | 'unconfirmedDeposits'>;
+/** The order's read less its `paymentUrl`: with the transfers seen and not yet confirmed, which callbacks leave out. */
+export type ReadOrderView = OrderView & { unconfirmedDeposits: UnconfirmedDepositView[] };
 
 export function toCreatedDepositOrder(row: OrderRow): CreatedOrderView {
   return {

@@ -48,19 +48,29 @@ export async function replaceUnconfirmed(
   }
 }
 
-/** The unconfirmed transfers of these orders, oldest first, in one query (a page of a list reads them at once). */
-export async function unconfirmedDeposits(sql: Sql, orderUuids: readonly string[]): Promise<Map<string, UnconfirmedDepositView[]>> {
-  const out = new Map<string, UnconfirmedDepositView[]>(orderUuids.map((uuid) => [uuid, []]));
-  if (orderUuids.length === 0) return out;
-  const rows = await sql.query<{ order_uuid: string; tx_hash: string; amount: bigint; confirmations: number; required_confirmations: number }>(
-    `SELECT order_uuid, tx_hash, amount, confirmations, required_confirmations FROM unconfirmed_deposits
-      WHERE order_uuid = ANY($1::uuid[]) ORDER BY order_uuid, block_number, log_index`,
-    [orderUuids],
-  );
-  for (const row of rows) {
-    const list = out.get(row.order_uuid);
-    if (!list || list.length >= MAX_PER_ORDER) continue;
-    list.push({ txId: row.tx_hash, amount: toJsonInteger(row.amount), confirmations: row.confirmations, requiredConfirmations: row.required_confirmations });
-  }
-  return out;
+/**
+ * An order's unconfirmed transfers, oldest first, as one json column of a query whose deposit_orders row
+ * is `o`: the read, the list and the payer's page take them in the query they make anyway.
+ */
+export const UNCONFIRMED_JSON_SQL = `(SELECT json_agg(json_build_object(
+     'txId', u.tx_hash, 'amount', u.amount::text, 'confirmations', u.confirmations,
+     'requiredConfirmations', u.required_confirmations) ORDER BY u.block_number, u.log_index)
+   FROM (SELECT * FROM unconfirmed_deposits WHERE order_uuid = o.uuid ORDER BY block_number, log_index LIMIT ${MAX_PER_ORDER}) u)`;
+
+/** One element of that column: the amount as text, exact. */
+export interface UnconfirmedJson {
+  txId: string;
+  amount: string;
+  confirmations: number;
+  requiredConfirmations: number;
+}
+
+/** The column as the drivers give it: parsed json (both do), or text should one leave it as such. */
+export function unconfirmedJson(value: UnconfirmedJson[] | string | null): UnconfirmedJson[] {
+  return (typeof value === 'string' ? JSON.parse(value) : value ?? []) as UnconfirmedJson[];
+}
+
+/** As the contract shows them. */
+export function toUnconfirmedDeposits(value: UnconfirmedJson[] | string | null): UnconfirmedDepositView[] {
+  return unconfirmedJson(value).map((u) => ({ ...u, amount: toJsonInteger(BigInt(u.amount)) }));
 }

@@ -5,6 +5,7 @@ import type { Network } from '../addresses/derivation.js';
 import { batchedReads } from '../db/batched-reads.js';
 import type { Database } from '../db/database.js';
 import { READ_PAGE_ORDERS_SQL, type OrderRow } from '../orders/order-rows.js';
+import { unconfirmedJson, type UnconfirmedJson } from '../orders/unconfirmed.js';
 
 /** A credited deposit as the page lists it. */
 export interface PagePayment {
@@ -65,7 +66,7 @@ type Row = Pick<OrderRow, 'uuid' | 'blockchain' | 'address' | 'address_qr' | 'st
   display_name: string | null;
   deposits: { txId: string; amount: string; simulated: boolean; at: string }[] | string | null;
   deposit_count: number;
-  unconfirmed: { txId: string; amount: string; confirmations: number; requiredConfirmations: number }[] | string | null;
+  unconfirmed: UnconfirmedJson[] | string | null;
 };
 
 /** json comes parsed from both drivers; text is taken too, should a driver leave it as such. */
@@ -80,7 +81,7 @@ export function pageOrderReader(db: Database): (uuid: string) => Promise<PageOrd
     const row = await read(uuid);
     if (!row) return undefined;
     const deposits = jsonList(row.deposits);
-    const unconfirmed = jsonList(row.unconfirmed);
+    const unconfirmed = unconfirmedJson(row.unconfirmed);
     return {
       uuid: row.uuid,
       blockchain: row.blockchain,
