@@ -186,14 +186,15 @@ async function bulkLoad(db: Database, apiKey: string, count: number): Promise<Lo
   // The last full page after at most DEEP_PAGES pages: the row just before it holds the cursor.
   const deepOrdersOffset = Math.min(DEEP_PAGES * PAGE, count - PAGE);
   const [row] = await db.query<{ micros: string; uuid: string }>(
-    `SELECT (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros, uuid::text AS uuid FROM deposit_orders
-      WHERE merchant_id = $1 ORDER BY created_at DESC, uuid DESC OFFSET $2 LIMIT 1`,
+    `SELECT (extract(epoch FROM o.created_at) * 1000000)::bigint::text AS micros, o.uuid::text AS uuid FROM deposit_orders o
+      WHERE o.merchant_id = $1 ORDER BY o.created_at DESC, o.uuid DESC OFFSET $2 LIMIT 1`,
     [merchantId, deepOrdersOffset - 1],
   );
   const [events] = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM callback_outbox WHERE merchant_id = $1', [merchantId]);
   const deepEventsOffset = Math.min(DEEP_PAGES * PAGE, Number(events!.n) - PAGE);
   const [event] = await db.query<{ tx_id: string; id: string }>(
-    'SELECT tx_id::text AS tx_id, id::text AS id FROM callback_outbox WHERE merchant_id = $1 ORDER BY tx_id, id OFFSET $2 LIMIT 1',
+    // By the columns: `ORDER BY tx_id, id` would sort by the text aliases, where '1000000' comes before '999900'.
+    'SELECT o.tx_id::text AS tx_id, o.id::text AS id FROM callback_outbox o WHERE o.merchant_id = $1 ORDER BY o.tx_id, o.id OFFSET $2 LIMIT 1',
     [merchantId, deepEventsOffset - 1],
   );
   const picks = Array.from({ length: 1000 }, () => `bulk-${1 + Math.floor(Math.random() * count)}`);
