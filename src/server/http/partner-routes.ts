@@ -3,12 +3,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
+import { withPaymentUrl } from '../orders/order-rows.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { callbackUrlProblem, PRIVATE_DESTINATION, type CallbackPolicy } from '../callbacks/destinations.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
 import type { Metrics } from './metrics.js';
+import { sendJsonText } from './json-text.js';
 import { ProblemError } from './problems.js';
 
 export interface PartnerRouteDeps extends GuardDeps {
@@ -50,10 +52,10 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
   app.get<{ Params: { uuid: string } }>(
     '/partner/v2/platforms/orders/:uuid',
     { schema: { params: uuidPathParams('OrderUuid') }, preValidation },
-    async (request) => {
+    async (request, reply) => {
       const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
-      return { ...order, paymentUrl: deps.paymentLinks.url(order.uuid) };
+      return sendJsonText(reply, withPaymentUrl(order, deps.paymentLinks.url(order.uuid)));
     },
   );
 

@@ -9,6 +9,7 @@ import { CallbackInFlightError, redeliverEvent } from '../callbacks/redelivery.j
 import { feedPositionExpired } from '../callbacks/retention.js';
 import type { Database } from '../db/database.js';
 import type { RowPosition } from '../db/pages.js';
+import { withPaymentUrl } from '../orders/order-rows.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { walkScope, type CursorCodec } from '../shared/cursors.js';
@@ -16,6 +17,7 @@ import { parsePlatformDateTime, platformDateTime } from '../shared/time.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
 import { componentSchema, queryParams } from './openapi-document.js';
+import { sendPage } from './json-text.js';
 import { invalidParameters, ProblemError } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -69,19 +71,16 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
   app.get<{ Querystring: Query<'listDepositOrders'> }>(
     '/partner/v1/platforms/orders',
     { schema: { querystring: queryParams('/partner/v1/platforms/orders', 'get') }, preValidation },
-    async (request) => {
+    async (request, reply) => {
       const merchantId = request.merchant!.id;
       checkMoments(request.query);
       const filters = filtersOf(request.query);
       const scope = walkScope('orders', filters);
       const after = positionOf(merchantId, scope, request.query.cursor, 2) as RowPosition | undefined;
       const page = await deps.orders.list(merchantId, filters, after, request.query.limit!);
-      return {
-        // Each item is the order as its read returns it, unconfirmed transfers included.
-        data: page.orders.map((order) => ({ ...order, paymentUrl: deps.paymentLinks.url(order.uuid) })),
-        hasMore: page.next !== undefined,
-        ...(page.next ? { nextCursor: cursors.encode(merchantId, scope, page.next) } : {}),
-      };
+      // Each item is the order as its read writes it, unconfirmed transfers included.
+      const items = page.orders.map((order) => withPaymentUrl(order, deps.paymentLinks.url(order.uuid)));
+      return sendPage(reply, items, page.next !== undefined, page.next && cursors.encode(merchantId, scope, page.next));
     },
   );
 
@@ -154,9 +153,9 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
 }
 
 /**
- * A page of the feed written as JSON text, each event's `data` the frozen body spliced in as it is: the
- * same bytes as its callbacks' body (a parse and a serialization could reorder or respell it), and no
- * parse of bodies the page only passes on.
+ * A page of the feed: each event's `data` is the frozen body spliced in as it is, the same bytes as its
+ * callbacks' body (a parse and a serialization could reorder or respell it), and no parse of bodies the
+ * page only passes on.
  */
 function sendFeedPage(reply: FastifyReply, events: readonly FeedEvent[], more: boolean, nextCursor: string): FastifyReply {
   const items = events.map(
@@ -164,6 +163,5 @@ function sendFeedPage(reply: FastifyReply, events: readonly FeedEvent[], more: b
       `{"id":${JSON.stringify(event.webhookId)},"type":${JSON.stringify(event.type)},"orderUuid":${JSON.stringify(event.orderUuid)},` +
       `"createdAt":${JSON.stringify(event.createdAt)},"data":${event.body},"delivery":${JSON.stringify(event.delivery)}}`,
   );
-  return reply.type('application/json; charset=utf-8').send(`{"data":[${items.join(',')}],"hasMore":${more},"nextCursor":${JSON.stringify(nextCursor)}}`);
+  return sendPage(reply, items, more, nextCursor);
 }
-

@@ -2,20 +2,19 @@
 import type { operations } from '../../../generated/schema.js';
 import { equalTo, newestFirstPage, timeBound, type RowPosition } from '../db/pages.js';
 import type { Sql } from '../db/database.js';
-import { ORDER_COLUMNS, toDepositOrder, type OrderRow, type ReadOrderView } from './order-rows.js';
-import { toUnconfirmedDeposits, UNCONFIRMED_JSON_SQL, type UnconfirmedJson } from './unconfirmed.js';
+import { ORDER_JSON_SQL, type OrderJson } from './order-rows.js';
 
 export type OrderListFilters = Omit<NonNullable<operations['listDepositOrders']['parameters']['query']>, 'limit' | 'cursor'>;
 
+/** Each order as its read writes it (ORDER_JSON_SQL), unconfirmed transfers included, in the page's one query. */
 export async function listOrders(
   sql: Sql,
   merchantId: string,
   filters: OrderListFilters,
   after: RowPosition | undefined,
   limit: number,
-): Promise<{ orders: ReadOrderView[]; next: RowPosition | undefined }> {
-  // Each as its read: the unconfirmed transfers in the page's one query.
-  const page = await newestFirstPage<OrderRow & { unconfirmed: UnconfirmedJson[] | string | null }>(sql, 'deposit_orders o', `${ORDER_COLUMNS}, ${UNCONFIRMED_JSON_SQL} AS unconfirmed`, {
+): Promise<{ orders: OrderJson[]; next: RowPosition | undefined }> {
+  const page = await newestFirstPage<OrderJson>(sql, 'deposit_orders o', `uuid::text AS uuid, ${ORDER_JSON_SQL} AS json`, {
     merchantId,
     filters: [
       ...equalTo('status', filters.status),
@@ -29,5 +28,5 @@ export async function listOrders(
     after,
     limit,
   });
-  return { orders: page.rows.map((row) => ({ ...toDepositOrder(row), unconfirmedDeposits: toUnconfirmedDeposits(row.unconfirmed) })), next: page.next };
+  return { orders: page.rows.map(({ uuid, json }) => ({ uuid, json })), next: page.next };
 }

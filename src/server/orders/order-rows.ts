@@ -5,7 +5,7 @@ import type { CreatedDepositOrder, DepositOrder } from '../../../generated/schem
 import type { Network } from '../addresses/derivation.js';
 import type { Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
-import { UNCONFIRMED_JSON_SQL, type UnconfirmedDepositView } from './unconfirmed.js';
+import { UNCONFIRMED_JSON_SQL } from './unconfirmed.js';
 
 /** What an order's representations need, and its callback URL for idempotency checks. */
 export interface OrderRow {
@@ -30,8 +30,37 @@ export interface OrderRow {
 /** An order's row with its merchant: what a change that writes a callback reads back. */
 export type OwnedOrderRow = OrderRow & { merchant_id: string };
 
+/** expired_at in the API's date shape. */
+const EXPIRED_AT_SQL = `to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')`;
+
 export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, return_url, description, address, address_qr, status, min_amount,
-  received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
+  received_amount, ${EXPIRED_AT_SQL} AS expired_at`;
+
+/**
+ * The order as its read shows it, less its paymentUrl (withPaymentUrl adds it), as JSON text that the
+ * database writes in the query reading the row `o`: the read and the list send it as it comes, with no
+ * column parsed into an object and serialized again (bench/README.md, "Reconciliation's lists"). Its keys,
+ * their order and its values are toDepositOrder's and the unconfirmed transfers (order-json.test.ts
+ * checks byte for byte); json_strip_nulls leaves out a description that is null, and writes the text
+ * without spaces. Amounts are exact: the table's checks keep them within what a JSON number carries
+ * (migration 013).
+ */
+export const ORDER_JSON_SQL = `json_strip_nulls(json_build_object(
+    'uuid', o.uuid, 'blockchain', o.blockchain, 'currency', o.currency, 'targetCurrency', o.currency, 'customerId', o.customer_id,
+    'address', o.address, 'addressQr', o.address_qr, 'expiredAt', ${EXPIRED_AT_SQL}, 'rate', 1, 'status', o.status,
+    'minAmount', o.min_amount, 'description', o.description, 'receivedAmount', o.received_amount,
+    'unconfirmedDeposits', coalesce(${UNCONFIRMED_JSON_SQL}, '[]'::json)))::text`;
+
+/** An order as ORDER_JSON_SQL writes it, with its uuid (for its link). */
+export interface OrderJson {
+  uuid: string;
+  json: string;
+}
+
+/** The order's read: its JSON with the link to its payment page as the last key. */
+export function withPaymentUrl(order: OrderJson, paymentUrl: string): string {
+  return `${order.json.slice(0, -1)},"paymentUrl":${JSON.stringify(paymentUrl)}}`;
+}
 
 /** The read of one order by its primary key (and owner). */
 export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
@@ -72,9 +101,8 @@ export async function readOrderRow(sql: Sql, merchantId: string, uuid: string): 
  * address payers reach; callbacks carry the order without it.
  */
 export type CreatedOrderView = Omit<CreatedDepositOrder, 'paymentUrl'>;
+/** The order as callbacks carry it: its read less the link and the transfers not yet confirmed. */
 export type OrderView = Omit<DepositOrder, 'paymentUrl' | 'unconfirmedDeposits'>;
-/** The order's read less its `paymentUrl`: with the transfers seen and not yet confirmed, which callbacks leave out. */
-export type ReadOrderView = OrderView & { unconfirmedDeposits: UnconfirmedDepositView[] };
 
 export function toCreatedDepositOrder(row: OrderRow): CreatedOrderView {
   return {

@@ -5,16 +5,7 @@
 import type { Network } from '../addresses/derivation.js';
 import type { Sql } from '../db/database.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
-import { toJsonInteger } from '../shared/money.js';
 import type { Transfer } from './deposits.js';
-
-/** As the contract's UnconfirmedDeposit. */
-export interface UnconfirmedDepositView {
-  txId: string;
-  amount: number;
-  confirmations: number;
-  requiredConfirmations: number;
-}
 
 /** The contract's bound on the list (DepositOrder.unconfirmedDeposits maxItems). */
 const MAX_PER_ORDER = 100;
@@ -49,18 +40,22 @@ export async function replaceUnconfirmed(
 }
 
 /**
- * An order's unconfirmed transfers, oldest first, as one json column of a query whose deposit_orders row
- * is `o`: the read, the list and the payer's page take them in the query they make anyway.
+ * An order's unconfirmed transfers, oldest first, as the contract's UnconfirmedDeposit list in one json
+ * column of a query whose deposit_orders row is `o` (null when it has none): the read, the list and the
+ * payer's page take them in the query they make anyway. Amounts are JSON numbers, exact: the table's
+ * check keeps them within what one carries (migration 013). The table is empty but for the few blocks a
+ * transfer waits for confirmation, so the query looks it up once (EXISTS, uncorrelated, runs once a
+ * statement) before it looks for each order's rows.
  */
-export const UNCONFIRMED_JSON_SQL = `(SELECT json_agg(json_build_object(
-     'txId', u.tx_hash, 'amount', u.amount::text, 'confirmations', u.confirmations,
+export const UNCONFIRMED_JSON_SQL = `CASE WHEN EXISTS (SELECT 1 FROM unconfirmed_deposits) THEN (SELECT json_agg(json_build_object(
+     'txId', u.tx_hash, 'amount', u.amount, 'confirmations', u.confirmations,
      'requiredConfirmations', u.required_confirmations) ORDER BY u.block_number, u.log_index)
-   FROM (SELECT * FROM unconfirmed_deposits WHERE order_uuid = o.uuid ORDER BY block_number, log_index LIMIT ${MAX_PER_ORDER}) u)`;
+   FROM (SELECT * FROM unconfirmed_deposits WHERE order_uuid = o.uuid ORDER BY block_number, log_index LIMIT ${MAX_PER_ORDER}) u) END`;
 
-/** One element of that column: the amount as text, exact. */
+/** One element of that column, as the contract's UnconfirmedDeposit. */
 export interface UnconfirmedJson {
   txId: string;
-  amount: string;
+  amount: number;
   confirmations: number;
   requiredConfirmations: number;
 }
@@ -68,9 +63,4 @@ export interface UnconfirmedJson {
 /** The column as the drivers give it: parsed json (both do), or text should one leave it as such. */
 export function unconfirmedJson(value: UnconfirmedJson[] | string | null): UnconfirmedJson[] {
   return (typeof value === 'string' ? JSON.parse(value) : value ?? []) as UnconfirmedJson[];
-}
-
-/** As the contract shows them. */
-export function toUnconfirmedDeposits(value: UnconfirmedJson[] | string | null): UnconfirmedDepositView[] {
-  return unconfirmedJson(value).map((u) => ({ ...u, amount: toJsonInteger(BigInt(u.amount)) }));
 }
