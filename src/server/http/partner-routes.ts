@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
-import { withPaymentUrl } from '../orders/order-rows.js';
+import { readOrderJson } from '../orders/order-rows.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { callbackUrlProblem, PRIVATE_DESTINATION, type CallbackPolicy } from '../callbacks/destinations.js';
@@ -55,7 +55,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     async (request, reply) => {
       const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
-      return sendJsonText(reply, withPaymentUrl(order, deps.paymentLinks.url(order.uuid)));
+      return sendJsonText(reply, readOrderJson(order, deps.paymentLinks.url(order.uuid)));
     },
   );
 

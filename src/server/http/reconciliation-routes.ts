@@ -9,7 +9,7 @@ import { CallbackInFlightError, redeliverEvent } from '../callbacks/redelivery.j
 import { feedPositionExpired } from '../callbacks/retention.js';
 import type { Database } from '../db/database.js';
 import type { RowPosition } from '../db/pages.js';
-import { withPaymentUrl } from '../orders/order-rows.js';
+import { readOrderJson } from '../orders/order-rows.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { walkScope, type CursorCodec } from '../shared/cursors.js';
@@ -79,7 +79,7 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
       const after = positionOf(merchantId, scope, request.query.cursor, 2) as RowPosition | undefined;
       const page = await deps.orders.list(merchantId, filters, after, request.query.limit!);
       // Each item is the order as its read writes it, unconfirmed transfers included.
-      const items = page.orders.map((order) => withPaymentUrl(order, deps.paymentLinks.url(order.uuid)));
+      const items = page.orders.map((order) => readOrderJson(order, deps.paymentLinks.url(order.uuid)));
       return sendPage(reply, items, page.next !== undefined, page.next && cursors.encode(merchantId, scope, page.next));
     },
   );

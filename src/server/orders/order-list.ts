@@ -2,19 +2,19 @@
 import type { operations } from '../../../generated/schema.js';
 import { equalTo, newestFirstPage, timeBound, type RowPosition } from '../db/pages.js';
 import type { Sql } from '../db/database.js';
-import { ORDER_JSON_SQL, type OrderJson } from './order-rows.js';
+import { READ_ORDER_COLUMNS, type ReadOrderRow } from './order-rows.js';
 
 export type OrderListFilters = Omit<NonNullable<operations['listDepositOrders']['parameters']['query']>, 'limit' | 'cursor'>;
 
-/** Each order as its read writes it (ORDER_JSON_SQL), unconfirmed transfers included, in the page's one query. */
+/** Each order as its read takes it, unconfirmed transfers included, in the page's one query. */
 export async function listOrders(
   sql: Sql,
   merchantId: string,
   filters: OrderListFilters,
   after: RowPosition | undefined,
   limit: number,
-): Promise<{ orders: OrderJson[]; next: RowPosition | undefined }> {
-  const page = await newestFirstPage<OrderJson>(sql, 'deposit_orders o', `uuid::text AS uuid, ${ORDER_JSON_SQL} AS json`, {
+): Promise<{ orders: ReadOrderRow[]; next: RowPosition | undefined }> {
+  const page = await newestFirstPage<ReadOrderRow>(sql, 'deposit_orders o', READ_ORDER_COLUMNS, {
     merchantId,
     filters: [
       ...equalTo('status', filters.status),
@@ -28,5 +28,5 @@ export async function listOrders(
     after,
     limit,
   });
-  return { orders: page.rows.map(({ uuid, json }) => ({ uuid, json })), next: page.next };
+  return { orders: page.rows, next: page.next };
 }

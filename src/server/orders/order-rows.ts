@@ -5,7 +5,7 @@ import type { CreatedDepositOrder, DepositOrder } from '../../../generated/schem
 import type { Network } from '../addresses/derivation.js';
 import type { Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
-import { UNCONFIRMED_JSON_SQL } from './unconfirmed.js';
+import { UNCONFIRMED_JSON_SQL, unconfirmedJson, type UnconfirmedJson } from './unconfirmed.js';
 
 /** What an order's representations need, and its callback URL for idempotency checks. */
 export interface OrderRow {
@@ -30,37 +30,8 @@ export interface OrderRow {
 /** An order's row with its merchant: what a change that writes a callback reads back. */
 export type OwnedOrderRow = OrderRow & { merchant_id: string };
 
-/** expired_at in the API's date shape. */
-const EXPIRED_AT_SQL = `to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')`;
-
 export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, return_url, description, address, address_qr, status, min_amount,
-  received_amount, ${EXPIRED_AT_SQL} AS expired_at`;
-
-/**
- * The order as its read shows it, less its paymentUrl (withPaymentUrl adds it), as JSON text that the
- * database writes in the query reading the row `o`: the read and the list send it as it comes, with no
- * column parsed into an object and serialized again (bench/README.md, "Reconciliation's lists"). Its keys,
- * their order and its values are toDepositOrder's and the unconfirmed transfers (order-json.test.ts
- * checks byte for byte); json_strip_nulls leaves out a description that is null, and writes the text
- * without spaces. Amounts are exact: the table's checks keep them within what a JSON number carries
- * (migration 013).
- */
-export const ORDER_JSON_SQL = `json_strip_nulls(json_build_object(
-    'uuid', o.uuid, 'blockchain', o.blockchain, 'currency', o.currency, 'targetCurrency', o.currency, 'customerId', o.customer_id,
-    'address', o.address, 'addressQr', o.address_qr, 'expiredAt', ${EXPIRED_AT_SQL}, 'rate', 1, 'status', o.status,
-    'minAmount', o.min_amount, 'description', o.description, 'receivedAmount', o.received_amount,
-    'unconfirmedDeposits', coalesce(${UNCONFIRMED_JSON_SQL}, '[]'::json)))::text`;
-
-/** An order as ORDER_JSON_SQL writes it, with its uuid (for its link). */
-export interface OrderJson {
-  uuid: string;
-  json: string;
-}
-
-/** The order's read: its JSON with the link to its payment page as the last key. */
-export function withPaymentUrl(order: OrderJson, paymentUrl: string): string {
-  return `${order.json.slice(0, -1)},"paymentUrl":${JSON.stringify(paymentUrl)}}`;
-}
+  received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
 
 /** The read of one order by its primary key (and owner). */
 export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
@@ -69,6 +40,30 @@ export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE
 export async function orderAddress(sql: Sql, uuid: string): Promise<{ uuid: string; blockchain: Network; address: string; created_at: Date } | undefined> {
   const [row] = await sql.query<{ uuid: string; blockchain: Network; address: string; created_at: Date }>('SELECT uuid, blockchain, address, created_at FROM deposit_orders WHERE uuid = $1', [uuid]);
   return row;
+}
+
+/** An order's row as its read and the list take it: with its unconfirmed transfers (UNCONFIRMED_JSON_SQL). */
+export type ReadOrderRow = OrderRow & { unconfirmed: UnconfirmedJson[] | string | null };
+
+/** The columns of a ReadOrderRow, in a query whose deposit_orders row is `o`. */
+export const READ_ORDER_COLUMNS = `${ORDER_COLUMNS}, ${UNCONFIRMED_JSON_SQL} AS unconfirmed`;
+
+/**
+ * The order as its read shows it, as JSON text: the read, and each item of the list. Written from the
+ * row's columns, not as an object spread three times (the order, its transfers, its link) and then
+ * serialized: a list page of 100 took about 1.5 times the CPU that way (bench/README.md). The same
+ * keys, order and values as toDepositOrder with the transfers and the link; order-json.test.ts checks
+ * byte for byte.
+ */
+export function readOrderJson(row: ReadOrderRow, paymentUrl: string): string {
+  const text = JSON.stringify;
+  return (
+    `{"uuid":${text(row.uuid)},"blockchain":${text(row.blockchain)},"currency":${text(row.currency)},"targetCurrency":${text(row.currency)},` +
+    `"customerId":${text(row.customer_id)},"address":${text(row.address)},"addressQr":${text(row.address_qr)},"expiredAt":${text(row.expired_at)},` +
+    `"rate":1,"status":${text(row.status)},"minAmount":${toJsonInteger(row.min_amount)},` +
+    (row.description === null ? '' : `"description":${text(row.description)},`) +
+    `"receivedAmount":${toJsonInteger(row.received_amount)},"unconfirmedDeposits":${text(unconfirmedJson(row.unconfirmed))},"paymentUrl":${text(paymentUrl)}}`
+  );
 }
 
 /**

@@ -1,12 +1,14 @@
-// The order's read and list as the database writes them (ORDER_JSON_SQL) against the order as the code
-// writes it for callbacks (toDepositOrder): the same text, byte for byte, whatever the row holds; and
-// amounts a JSON number could not carry exactly are refused by the database (migration 013).
+// The order's read and list items as written from the row (readOrderJson) against the order as callbacks
+// carry it (toDepositOrder) with its transfers and link, serialized: the same text, byte for byte,
+// whatever the row holds; and amounts a JSON number could not carry exactly are refused by the database
+// (migration 013).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readOrderRow, toDepositOrder } from '../../../src/server/orders/order-rows.js';
+import { readOrderJson, readOrderRow, toDepositOrder } from '../../../src/server/orders/order-rows.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 const MAX_EXACT = 9007199254740991n;
+const LINK = 'http://127.0.0.1:8080/pay/some-order/its-token';
 
 describe.each(DATABASES)('the order as JSON on %s', (kind) => {
   let t: TestPlatform;
@@ -27,7 +29,7 @@ describe.each(DATABASES)('the order as JSON on %s', (kind) => {
   async function writtenByTheCode(uuid: string, unconfirmed: { txId: string; amount: bigint; confirmations: number }[]): Promise<string> {
     const row = (await readOrderRow(t.db, merchantId, uuid))!;
     const unconfirmedDeposits = unconfirmed.map((u) => ({ txId: u.txId, amount: Number(u.amount), confirmations: u.confirmations, requiredConfirmations: 19 }));
-    return JSON.stringify({ ...toDepositOrder(row), unconfirmedDeposits });
+    return JSON.stringify({ ...toDepositOrder(row), unconfirmedDeposits, paymentUrl: LINK });
   }
 
   it('is the text the code writes: without a description, with an awkward one, paid, and with transfers seen', async () => {
@@ -55,11 +57,11 @@ describe.each(DATABASES)('the order as JSON on %s', (kind) => {
         [controls, await writtenByTheCode(controls, [])],
       ]);
       for (const [uuid, text] of expected) {
-        expect((await t.platform.orders.read(merchantId, uuid))!.json).toBe(text);
+        expect(readOrderJson((await t.platform.orders.read(merchantId, uuid))!, LINK)).toBe(text);
       }
       // The list's items are the reads' text.
       const page = await t.platform.orders.list(merchantId, {}, undefined, 100);
-      for (const [uuid, text] of expected) expect(page.orders.find((order) => order.uuid === uuid)!.json).toBe(text);
+      for (const [uuid, text] of expected) expect(readOrderJson(page.orders.find((order) => order.uuid === uuid)!, LINK)).toBe(text);
       expect(JSON.parse(expected.get(awkward)!).unconfirmedDeposits.map((u: { amount: number }) => u.amount)).toEqual([1, Number(MAX_EXACT)]);
       expect(JSON.parse(expected.get(plain)!)).not.toHaveProperty('description');
     } finally {
@@ -79,6 +81,6 @@ describe.each(DATABASES)('the order as JSON on %s', (kind) => {
         [uuid, MAX_EXACT + 1n],
       ),
     ).rejects.toThrow(/unconfirmed_deposits_amount_exact_in_json/);
-    expect((await t.platform.orders.read(merchantId, uuid))!.json).toBe(before);
+    expect(readOrderJson((await t.platform.orders.read(merchantId, uuid))!, LINK)).toBe(before);
   });
 });
