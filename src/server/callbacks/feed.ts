@@ -53,22 +53,25 @@ export async function readFeed(
 ): Promise<{ events: FeedEvent[]; next: FeedPosition; more: boolean }> {
   const values: unknown[] = [merchantId, after?.[0] ?? '0', after?.[1] ?? '0'];
   const bind = (value: unknown) => `$${values.push(value)}`;
-  const conditions = [
+  const merchantsEvents = [
     'o.merchant_id = $1',
-    '(o.tx_id, o.id) > ($2::xid8, $3::bigint)',
     ...(filters.type === undefined ? [] : [`o.event = ${bind(filters.type)}`]),
     ...(filters.orderUuid === undefined ? [] : [`o.order_uuid = ${bind(filters.orderUuid)}::uuid`]),
   ].join(' AND ');
   // One row at least (the clock's), whether or not the page has events; and whether committed events
-  // wait behind an older transaction still running.
+  // wait behind an older transaction still running. Those all sort after the cursor without saying so (a
+  // cursor's event was below xmin when it was read, and xmin never goes back): the check starts at xmin
+  // in the index and reads only the events held back, not every event after the cursor (with the
+  // cursor's condition a first page of a million events read all of them).
   const text = `WITH page AS (
        SELECT o.tx_id::text AS tx_id, o.id::text AS id, (extract(epoch FROM o.created_at) * 1000)::bigint::text AS created_ms,
               o.webhook_id, o.event, o.order_uuid, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS created_at,
               o.body, ${DELIVERY_COLUMNS}
-         FROM callback_outbox o WHERE ${conditions} AND o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+         FROM callback_outbox o
+        WHERE ${merchantsEvents} AND (o.tx_id, o.id) > ($2::xid8, $3::bigint) AND o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY o.tx_id, o.id LIMIT ${bind(limit + 1)})
      SELECT (extract(epoch FROM now()) * 1000)::bigint::text AS now_ms,
-            EXISTS (SELECT 1 FROM callback_outbox o WHERE ${conditions} AND o.tx_id >= pg_snapshot_xmin(pg_current_snapshot())) AS held_back,
+            EXISTS (SELECT 1 FROM callback_outbox o WHERE ${merchantsEvents} AND o.tx_id >= pg_snapshot_xmin(pg_current_snapshot())) AS held_back,
             page.*
        FROM (SELECT 1) AS clock LEFT JOIN page ON true`;
   // Another transaction's (any database's on the server) holds newer events back: wait a little for it

@@ -1,5 +1,5 @@
-// Responses whose JSON the platform already holds as text (an order as the database writes it, an
-// event's frozen body): written around that text and sent, not parsed and serialized again.
+// Responses whose JSON the platform already holds as text (an order written from its row, an event's
+// frozen body): written around that text and sent, not parsed and serialized again.
 import type { FastifyReply } from 'fastify';
 
 /** What Fastify sends an object as. */
