@@ -26,6 +26,8 @@ import { buildWhatChanged, publishResults, startPostgres } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+/** A merchant's walk asks for one page after another: the lists and the read again at one connection. */
+const ONE_CONNECTION = 1;
 /** The raw INSERT loops: shorter, they only compare the table with and without the indexes. */
 const INSERT_SECONDS = Number(process.env.BENCH_INSERT_SECONDS ?? 5);
 const ORDERS = { postgres: Number(process.env.BENCH_LIST_ORDERS_PG ?? 1_000_000), pglite: Number(process.env.BENCH_LIST_ORDERS_PGLITE ?? 200_000) };
@@ -59,13 +61,20 @@ function sign(secret: string, method: string, target: string, body = '') {
 }
 
 /**
- * autocannon at CONNECTIONS for SECONDS; every request signed afresh (setupRequest applies only to
+ * autocannon at `connections` for SECONDS; every request signed afresh (setupRequest applies only to
  * entries of `requests`). Any response but `status` (200; a create's 201) fails the run: a 4xx is no throughput.
  */
-async function load(baseUrl: string, credentials: Credentials, next: () => { method?: 'GET' | 'POST'; path: string; body?: string }, seconds = SECONDS, status = '200'): Promise<Figures> {
+async function load(
+  baseUrl: string,
+  credentials: Credentials,
+  next: () => { method?: 'GET' | 'POST'; path: string; body?: string },
+  seconds = SECONDS,
+  status = '200',
+  connections = CONNECTIONS,
+): Promise<Figures> {
   const result = await autocannon({
     url: baseUrl,
-    connections: CONNECTIONS,
+    connections,
     duration: seconds,
     requests: [
       {
@@ -265,6 +274,8 @@ interface Result {
   list20: Figures;
   feedFirst: Figures;
   feedDeep: Figures;
+  /** The first page of 100, of 20 and the single read at ONE_CONNECTION. */
+  lone: { first: Figures; list20: Figures; single: Figures };
   postWith: Figures;
   postWithout: Figures;
   postWithAgain: Figures;
@@ -329,10 +340,10 @@ async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string 
     const lastOrder = await fetchJson(baseUrl, credentials, `/partner/v2/platforms/orders/${deepPage.data.at(-1).uuid}`);
     if (lastOrder.uuid !== deepPage.data.at(-1).uuid) throw new Error('the deep page names an order the read does not find');
 
-    const measure = async (name: string, next: () => { path: string }, status = '200') => {
-      await load(baseUrl, credentials, next, 2, status); // warm-up
-      const figures = await load(baseUrl, credentials, next, SECONDS, status);
-      console.log(`${kind} ${name}: ${Math.round(figures.rps)} req/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, ${Math.round(figures.bytes)} B`);
+    const measure = async (name: string, next: () => { path: string }, connections = CONNECTIONS) => {
+      await load(baseUrl, credentials, next, 2, '200', connections); // warm-up
+      const figures = await load(baseUrl, credentials, next, SECONDS, '200', connections);
+      console.log(`${kind} ${name} (${connections} connections): ${Math.round(figures.rps)} req/s, p50 ${figures.p50} ms, p99 ${figures.p99} ms, ${Math.round(figures.bytes)} B`);
       return figures;
     };
     let n = 0;
@@ -342,6 +353,11 @@ async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string 
     const list20 = await measure('first page of 20', () => ({ path: paths.list20 }));
     const feedFirst = await measure('feed, first page of 100', () => ({ path: paths.feedFirst }));
     const feedDeep = await measure('feed, deep page of 100', () => ({ path: paths.feedDeep }));
+    const lone = {
+      first: await measure('first page of 100', () => ({ path: paths.first }), ONE_CONNECTION),
+      list20: await measure('first page of 20', () => ({ path: paths.list20 }), ONE_CONNECTION),
+      single: await measure('single read', () => ({ path: `/partner/v2/platforms/orders/${loaded.sample[n++ % loaded.sample.length]}` }), ONE_CONNECTION),
+    };
     await platform.stop();
 
     // A create with the indexes and without: each on a server started afresh, after a warm-up, beside
@@ -386,7 +402,7 @@ async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string 
     const [postWith, postWithout, insertWith, insertWithout] = [withIndexes.post, withoutIndexes.post, withIndexes.insert, withoutIndexes.insert];
     const [postWithAgain, insertWithAgain] = [withAgain.post, withAgain.insert];
     const { sample: _sample, ...rest } = loaded;
-    return { database: kind, loaded: rest, rows, first, deep, single, list20, feedFirst, feedDeep, postWith, postWithout, postWithAgain, insertWith, insertWithout, insertWithAgain, rebuildSeconds, explain };
+    return { database: kind, loaded: rest, rows, first, deep, single, list20, feedFirst, feedDeep, lone, postWith, postWithout, postWithAgain, insertWith, insertWithout, insertWithAgain, rebuildSeconds, explain };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -436,6 +452,19 @@ try {
       `| list page of 100 / single read | ${ratio(r.first.p99, r.single.p99, 3)} | ≤ 3 |`,
       `| list page of 20 / single read | ${ratio(r.list20.p99, r.single.p99, 3)} | ≤ 3 |`,
       '',
+      `At ${ONE_CONNECTION} connection (a merchant's walk, one page after another):`,
+      '',
+      '| load | req/s | p50 ms | p99 ms | KiB a response |',
+      '|---|---:|---:|---:|---:|',
+      row('orders, first page of 100', r.lone.first),
+      row('orders, first page of 20', r.lone.list20),
+      row('single read, random orders', r.lone.single),
+      '',
+      '| ratio of p99s | measured | goal |',
+      '|---|---:|---:|',
+      `| list page of 100 / single read | ${ratio(r.lone.first.p99, r.lone.single.p99, 3)} | ≤ 3 |`,
+      `| list page of 20 / single read | ${ratio(r.lone.list20.p99, r.lone.single.p99, 3)} | ≤ 3 |`,
+      '',
       `| what the two indexes cost a create (runs in this order) | with the indexes | without | with them again | the indexes' cost (with both runs with them) |`,
       '|---|---:|---:|---:|---:|',
       `| raw one-row INSERT into deposit_orders, ${CONNECTIONS} loops, ${INSERT_SECONDS} s: rows/s | ${Math.round(r.insertWith.rps).toLocaleString('en-US')} | ${Math.round(r.insertWithout.rps).toLocaleString('en-US')} | ${Math.round(r.insertWithAgain.rps).toLocaleString('en-US')} | ${cost(r.insertWithout.rps, r.insertWith.rps)}, ${cost(r.insertWithout.rps, r.insertWithAgain.rps)} of the rate |`,
@@ -461,7 +490,7 @@ try {
   }
   publishResults(
     'lists',
-    [`${CONNECTIONS} connections (autocannon), ${SECONDS} s each after a 2 s warm-up, against a real \`partner-api serve\` process (logging off); every response a 200 (a create's a 201), checked.`, '', ...tables].join('\n'),
+    [`${CONNECTIONS} connections (autocannon) unless said, ${SECONDS} s each after a 2 s warm-up, against a real \`partner-api serve\` process (logging off); every response a 200 (a create's a 201), checked.`, '', ...tables].join('\n'),
     results,
   );
 } finally {

@@ -11,50 +11,34 @@ import { enqueueCallback } from '../../../src/server/callbacks/outbox.js';
 import type { Database } from '../../../src/server/db/database.js';
 import { createContractAjv } from '../../../src/server/http/contract-ajv.js';
 import { expireOrders } from '../../../src/server/orders/expiry.js';
+import { startCallbackPlatform, T0, type CallbackPlatform } from '../../support/callback-platform.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
-import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+import { DATABASES, type TestPlatform } from '../../support/platform.js';
 import { orderRequest } from '../../fixtures/orders.js';
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
-// Near real time: the standardwebhooks package checks timestamps against the real clock.
-const T0 = Math.floor(Date.now() / 1000) * 1000;
 /** A time as the platform writes it (UTC, "YYYY-MM-DD HH:mm:ss"). */
 const timeOf = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 const validCallback = createContractAjv().compile({ $ref: 'contract.json#/components/schemas/DepositOrderCallback' });
 
 describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
+  let c: CallbackPlatform;
   let t: TestPlatform;
   let receiver: Receiver;
   let clock = T0;
-  let dispatcher: CallbackDispatcher;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    t = await startTestPlatform(kind, { now: () => clock, env: { CALLBACK_RETRY_SCHEDULE: '5,60', CALLBACK_TIMEOUT_SECONDS: '1', ALLOW_PRIVATE_CALLBACKS: 'true' } });
-    dispatcher = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: () => clock });
+    c = await startCallbackPlatform(kind, () => clock);
+    ({ t, receiver } = c);
   });
-  afterAll(async () => {
-    await t?.close();
-    await receiver?.close();
-  });
+  afterAll(() => c?.close());
   afterEach(() => {
     clock = T0;
   });
 
-  async function createOrder(externalId: string, path = '/ok') {
-    const { data } = await t.client().POST('/partner/v1/platforms/orders', {
-      body: orderRequest(externalId, { callbackUrl: `${receiver.url}${path}/${externalId}` }),
-    });
-    return data!;
-  }
-
   async function deposit(uuid: string, amount: number) {
     const response = await t.signed('POST', `/sandbox/v1/orders/${uuid}/deposits`, { body: JSON.stringify({ amount }), headers: JSON_TYPE });
     return { status: response.status, body: (await response.json()) as DepositOrder & { code?: string } };
-  }
-
-  async function drain() {
-    while ((await dispatcher.runOnce()) > 0);
   }
 
   /** Time passing for the outbox, whose due times and leases are the database's clock: all of them move back. */
@@ -63,7 +47,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
   }
 
   it('credits exact sums, moves NEW → DONE at minAmount, and calls back once per deposit, signed', async () => {
-    const order = await createOrder('dep-1');
+    const order = await c.createOrder('dep-1');
     const steps = [
       [400_000, 400_000, 'NEW'],
       [600_001, 1_000_001, 'DONE'],
@@ -74,7 +58,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
       expect(code).toBe(201);
       expect(body).toMatchObject({ uuid: order.uuid, receivedAmount: received, status });
     }
-    await drain();
+    await c.drain();
     const deliveries = await receiver.waitFor(3, (d) => d.path === '/ok/dep-1');
     const { merchant } = t;
     const events: DepositOrderCallback[] = [];
@@ -96,7 +80,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
   });
 
   it('expires an unpaid order with a callback, honours a late payment, and stops at the watch window', async () => {
-    const order = await createOrder('exp-1');
+    const order = await c.createOrder('exp-1');
     await deposit(order.uuid, 999_999);
     clock = T0 + 3600 * 1000 - 1000;
     expect(await expireOrders(t.db, new Date(clock))).toBe(0);
@@ -109,7 +93,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     const outside = await deposit(order.uuid, 5);
     expect(outside.status).toBe(409);
     expect(outside.body.code).toBe('order_not_watched');
-    await drain();
+    await c.drain();
     const deliveries = await receiver.waitFor(3, (d) => d.path === '/ok/exp-1');
     expect(deliveries.map((d) => [JSON.parse(d.body).event, JSON.parse(d.body).status])).toEqual([
       ['order.deposit', 'NEW'],
@@ -119,7 +103,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
   });
 
   it('answers 404 for another merchant\'s order and 422 for a non-positive amount, crediting nothing', async () => {
-    const order = await createOrder('dep-2');
+    const order = await c.createOrder('dep-2');
     const other = await t.createMerchant();
     const foreign = await t.signed('POST', `/sandbox/v1/orders/${order.uuid}/deposits`, { body: '{"amount":5}', headers: JSON_TYPE, credentials: other });
     expect(foreign.status).toBe(404);
@@ -144,21 +128,21 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
   }
 
   it('retries a receiver that answers 500, with the first retry about 5 s later, then gives up at the end of the schedule', async () => {
-    const order = await createOrder('r500', '/status/500');
+    const order = await c.createOrder('r500', '/status/500');
     await deposit(order.uuid, 5);
-    await drain();
+    await c.drain();
     let rows = await attempts('/status/500/r500');
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ state: 'pending', attempts: 1, status_code: 500, error: 'answered 500', error_kind: 'http_status' });
     const delay = rows[0]!.due_in_ms;
     expect(delay).toBeGreaterThanOrEqual(4000);
     expect(delay).toBeLessThanOrEqual(5500);
-    await drain();
+    await c.drain();
     expect(await attempts('/status/500/r500')).toHaveLength(1); // not due yet
     await elapse(6_000);
-    await drain();
+    await c.drain();
     await elapse(66_000);
-    await drain();
+    await c.drain();
     rows = await attempts('/status/500/r500');
     expect(rows.map((r) => r.status_code)).toEqual([500, 500, 500]);
     expect(rows.at(-1)!.state).toBe('failed');
@@ -170,28 +154,28 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     await closed.close();
     const { data } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('refused-1', { callbackUrl: `${closedUrl}/gone-away` }) });
     await deposit(data!.uuid, 5);
-    const ok = await createOrder('kind-ok');
+    const ok = await c.createOrder('kind-ok');
     await deposit(ok.uuid, 5);
-    await drain();
+    await c.drain();
     expect(await attempts('/gone-away')).toMatchObject([{ state: 'pending', status_code: null, error_kind: 'connection_refused', error: expect.stringContaining('ECONNREFUSED') }]);
     expect(await attempts('/ok/kind-ok')).toMatchObject([{ state: 'delivered', status_code: 200, error: null, error_kind: null }]);
   });
 
   it('stops at once when the receiver answers 410 Gone', async () => {
-    const order = await createOrder('r410', '/status/410');
+    const order = await c.createOrder('r410', '/status/410');
     await deposit(order.uuid, 5);
-    await drain();
+    await c.drain();
     await elapse(3_600_000);
-    await drain();
+    await c.drain();
     const rows = await attempts('/status/410/r410');
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ state: 'gone', status_code: 410 });
   });
 
   it('does not follow a redirect, and retries it', async () => {
-    const order = await createOrder('r302', '/redirect');
+    const order = await c.createOrder('r302', '/redirect');
     await deposit(order.uuid, 5);
-    await drain();
+    await c.drain();
     const rows = await attempts('/redirect/r302');
     expect(rows[0]).toMatchObject({ state: 'pending', status_code: 302 });
     expect(receiver.deliveries.filter((d) => d.path === '/ok')).toHaveLength(0);
@@ -205,7 +189,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
       });
       await deposit(data!.uuid, 5);
       const started = Date.now();
-      await drain();
+      await c.drain();
       expect(Date.now() - started).toBeLessThan(2500);
       const [row] = await t.db.query<{ state: string; error: string; latency_ms: number }>(
         "SELECT o.state, a.error, a.error_kind, a.latency_ms FROM callback_outbox o JOIN callback_attempts a ON a.outbox_id = o.id WHERE o.url LIKE '%/slow'",
@@ -218,15 +202,15 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
   });
 
   it("numbers an order's events and delivers them in sequence order, a later one waiting while an earlier one is retried", async () => {
-    const order = await createOrder('seq-1', '/fail-first');
+    const order = await c.createOrder('seq-1', '/fail-first');
     clock = T0 + 1000;
     await deposit(order.uuid, 400_000);
     clock = T0 + 2000;
     await deposit(order.uuid, 700_000);
-    await drain(); // the first event is answered 500; the second must not overtake it
+    await c.drain(); // the first event is answered 500; the second must not overtake it
     expect(receiver.deliveries.filter((d) => d.path === '/fail-first/seq-1')).toHaveLength(1);
     await elapse(6_000);
-    await drain();
+    await c.drain();
     const deliveries = await receiver.waitFor(3, (d) => d.path === '/fail-first/seq-1');
     const events = deliveries.map((d) => JSON.parse(d.body) as DepositOrderCallback);
     expect(events.map((e) => [e.sequence, e.receivedAmount])).toEqual([[1, 400_000], [1, 400_000], [2, 1_100_000]]);
@@ -240,7 +224,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     const first = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => clock, log: { warn: (_o, msg) => warnings.push(msg), error: (_o, msg) => warnings.push(msg) } });
     const second = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => clock });
     await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
-    const order = await createOrder('stale-1', '/held-first');
+    const order = await c.createOrder('stale-1', '/held-first');
     await deposit(order.uuid, 5);
     const late = first.runOnce(); // its delivery hangs at the receiver
     await receiver.waitFor(1, (d) => d.path === '/held-first/stale-1');
@@ -254,13 +238,13 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     expect(rows.map((r) => r.status_code)).toEqual([200, 500]);
     expect(rows[0]).toMatchObject({ state: 'delivered', attempts: 1 });
     expect(warnings).toContain('callback attempt outlived its lease: recorded as history, the state left to the newer claim');
-    await drain();
+    await c.drain();
     expect(receiver.deliveries.filter((d) => d.path === '/held-first/stale-1')).toHaveLength(2); // not sent a third time
     expect((await redeliverCallback(t.db, webhookId))?.state).toBe('pending'); // no attempt under way now
   });
 
   it('lets several dispatchers share the outbox: each event is delivered once', async () => {
-    const orders = await Promise.all(Array.from({ length: 12 }, (_, i) => createOrder(`share-${i}`, '/ok/share')));
+    const orders = await Promise.all(Array.from({ length: 12 }, (_, i) => c.createOrder(`share-${i}`, '/ok/share')));
     for (const order of orders) await deposit(order.uuid, 3);
     const others = Array.from({ length: 3 }, () => new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: () => clock, concurrency: 2 }));
     await Promise.all(others.map(async (d) => { while ((await d.runOnce()) > 0); }));
@@ -283,7 +267,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
       });
       await deposit(stuck!.uuid, 5);
       const fast = [];
-      for (let i = 0; i < 8; i++) fast.push(await createOrder(`flow-${i}`, '/ok/flow'));
+      for (let i = 0; i < 8; i++) fast.push(await c.createOrder(`flow-${i}`, '/ok/flow'));
       running.start();
       await hanging.waitFor(1, () => true, 5000); // the hanging delivery holds one of the two slots
       for (const order of fast) await deposit(order.uuid, 5);
@@ -323,7 +307,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
     const slow = await startReceiver({ slowMs: 100 });
     const intervalMs = 3000;
-    const first = await createOrder('refill-first', '/ok/refill');
+    const first = await c.createOrder('refill-first', '/ok/refill');
     const { data: held } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('refill-held', { callbackUrl: `${slow.url}/slow/refill` }) });
     await deposit(held!.uuid, 5);
     // The second claim (it starts when the slow delivery ends) is held past the idle timer the first claim
@@ -369,7 +353,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     const config = { ...t.platform.config.callbacks, timeoutSeconds: 5 };
     const behind = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => Date.now() });
     const ahead = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config, mode: 'sandbox', now: () => Date.now() + 12_000 });
-    const order = await createOrder('clock-1', '/held-first');
+    const order = await c.createOrder('clock-1', '/held-first');
     await deposit(order.uuid, 5);
     const first = behind.runOnce(); // held at the receiver
     await receiver.waitFor(1, (d) => d.path === '/held-first/clock-1');
@@ -382,7 +366,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
   });
 
   it('refuses private and loopback receivers in live mode, after resolving the name', async () => {
-    const order = await createOrder('live-private');
+    const order = await c.createOrder('live-private');
     const live = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, allowPrivate: false }, mode: 'live', now: () => clock });
     await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
     await t.db.transaction((tx) =>
@@ -399,9 +383,9 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     expect(receiver.deliveries.length).toBe(before);
   });
   it("shows each delivered callback in the events feed under its webhook-id, its body the same bytes, and redelivers it under that id", async () => {
-    const order = await createOrder('feed-bytes');
+    const order = await c.createOrder('feed-bytes');
     await deposit(order.uuid, 1_500_000); // DONE: it does not expire in the tests after this one
-    await drain();
+    await c.drain();
     const [delivered] = await receiver.waitFor(1, (d) => d.path === '/ok/feed-bytes');
     const webhookId = delivered!.headers['webhook-id'] as string;
     const feed = await t.signed('GET', `/partner/v1/platforms/events?orderUuid=${order.uuid}`);
@@ -411,7 +395,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     expect(text).toContain(`"data":${delivered!.body},"delivery":{"state":"delivered"`);
     // A redelivery asked for through the API goes out again under the same webhook-id, with the same body.
     expect((await t.signed('POST', `/partner/v1/platforms/events/${webhookId}/redeliver`)).status).toBe(202);
-    await drain();
+    await c.drain();
     const again = await receiver.waitFor(2, (d) => d.path === '/ok/feed-bytes');
     expect(again.map((d) => d.headers['webhook-id'])).toEqual([webhookId, webhookId]);
     expect(again[1]!.body).toBe(delivered!.body);

@@ -1,14 +1,13 @@
 // The expiry job's clock (issue 23): the database's, one for every instance; and orders of a network that
 // has a scan cursor expire by its chain time even in an instance without that network's RPC URL.
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CallbackDispatcher } from '../../../src/server/callbacks/dispatcher.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate } from '../../../src/server/db/migrate.js';
 import { expireOrders } from '../../../src/server/orders/expiry.js';
 import { orderRequest } from '../../fixtures/orders.js';
-import { startReceiver, type Receiver } from '../../support/receiver.js';
-import { DATABASES, freshDatabase, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+import { startCallbackPlatform, T0, type CallbackPlatform } from '../../support/callback-platform.js';
+import { DATABASES, freshDatabase } from '../../support/platform.js';
 
 describe.each(DATABASES)('order expiry on %s', (kind) => {
   let database: { db: Database; drop: () => Promise<void> };
@@ -60,57 +59,33 @@ describe.each(DATABASES)('order expiry on %s', (kind) => {
 });
 
 // Through the platform and the real dispatcher to a receiver on loopback: the expiry's callback too.
-const T0 = Math.floor(Date.now() / 1000) * 1000;
-
 describe.each(DATABASES)('order expiry by chain time on %s', (kind) => {
-  let t: TestPlatform;
-  let receiver: Receiver;
+  let c: CallbackPlatform;
   let clock = T0;
-  let dispatcher: CallbackDispatcher;
-
   beforeAll(async () => {
-    receiver = await startReceiver();
-    t = await startTestPlatform(kind, { now: () => clock, env: { CALLBACK_RETRY_SCHEDULE: '5,60', CALLBACK_TIMEOUT_SECONDS: '1', ALLOW_PRIVATE_CALLBACKS: 'true' } });
-    dispatcher = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: () => clock });
+    c = await startCallbackPlatform(kind, () => clock);
   });
-  afterAll(async () => {
-    await t?.close();
-    await receiver?.close();
-  });
-  afterEach(() => {
-    clock = T0;
-  });
-
-  async function createOrder(externalId: string, path = '/ok') {
-    const { data } = await t.client().POST('/partner/v1/platforms/orders', {
-      body: orderRequest(externalId, { callbackUrl: `${receiver.url}${path}/${externalId}` }),
-    });
-    return data!;
-  }
-
-  async function drain() {
-    while ((await dispatcher.runOnce()) > 0);
-  }
+  afterAll(() => c?.close());
 
   it('expires the orders of a scanned network by its chain time, the others by the clock', async () => {
-    const status = async (uuid: string) => (await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!.status;
-    const tron = await createOrder('chain-time-1');
-    const ethereum = (await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('chain-time-2', { blockchain: 'Ethereum', callbackUrl: `${receiver.url}/ok/chain-time-2` }) })).data!;
+    const status = async (uuid: string) => (await c.t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!.status;
+    const tron = await c.createOrder('chain-time-1');
+    const ethereum = (await c.t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('chain-time-2', { blockchain: 'Ethereum', callbackUrl: `${c.receiver.url}/ok/chain-time-2` }) })).data!;
     const expiry = new Date(tron.expiredAt.replace(' ', 'T') + 'Z');
     clock = expiry.getTime() + 60_000;
-    await t.db.query('INSERT INTO chain_cursors (network, next_block, scanned_block_time) VALUES ($1, 1, $2)', ['Tron', new Date(expiry.getTime() - 1000)]);
+    await c.t.db.query('INSERT INTO chain_cursors (network, next_block, scanned_block_time) VALUES ($1, 1, $2)', ['Tron', new Date(expiry.getTime() - 1000)]);
     try {
-      await expireOrders(t.db, new Date(clock), ['Tron']);
+      await expireOrders(c.t.db, new Date(clock), ['Tron']);
       expect(await status(tron.uuid)).toBe('NEW'); // a payment mined before expiredAt may still be confirmed
       expect(await status(ethereum.uuid)).toBe('EXPIRED'); // Ethereum is not scanned here: the clock
-      await t.db.query("UPDATE chain_cursors SET scanned_block_time = $1 WHERE network = 'Tron'", [expiry]);
-      await expireOrders(t.db, new Date(clock), ['Tron']);
+      await c.t.db.query("UPDATE chain_cursors SET scanned_block_time = $1 WHERE network = 'Tron'", [expiry]);
+      await expireOrders(c.t.db, new Date(clock), ['Tron']);
       expect(await status(tron.uuid)).toBe('EXPIRED');
     } finally {
-      await t.db.query("DELETE FROM chain_cursors WHERE network = 'Tron'");
+      await c.t.db.query("DELETE FROM chain_cursors WHERE network = 'Tron'");
     }
-    await drain();
-    const [expired] = await receiver.waitFor(1, (d) => d.path === '/ok/chain-time-1');
+    await c.drain();
+    const [expired] = await c.receiver.waitFor(1, (d) => d.path === '/ok/chain-time-1');
     expect(JSON.parse(expired!.body)).toMatchObject({ event: 'order.expired', occurredAt: tron.expiredAt, sequence: 1 });
   });
 });
