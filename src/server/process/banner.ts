@@ -10,9 +10,13 @@ export interface SandboxCredentials {
   callbackSecret: string;
 }
 
+/** The name payers see on the sandbox merchant's pages, as a live merchant's display name (`merchants set-display-name` changes it). */
+export const SANDBOX_DISPLAY_NAME = 'Sandbox shop';
+
 /** The sandbox merchant, created on the first start. */
 export async function sandboxCredentials(platform: Platform): Promise<SandboxCredentials> {
-  const merchant = (await platform.merchants.byName('sandbox')) ?? (await platform.merchants.byApiKey((await platform.merchants.create('sandbox')).apiKey));
+  const merchant =
+    (await platform.merchants.byName('sandbox')) ?? (await platform.merchants.byApiKey((await platform.merchants.create('sandbox', SANDBOX_DISPLAY_NAME)).apiKey));
   return platform.merchants.credentials(merchant!);
 }
 

@@ -338,6 +338,8 @@ describe('partner-api serve', () => {
     });
     expect(response.status).toBe(201);
     expect(data!.address).toBe('TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH');
+    // The sandbox merchant has a display name for payers, as a live merchant's page would (docs/decisions.md).
+    expect(await (await fetch(data!.paymentUrl)).text()).toContain('Sandbox shop');
     // A deposit whose callback cannot be delivered (no such host here): its attempts are recorded.
     const body = '{"amount":1500000}';
     const path = `/sandbox/v1/orders/${data!.uuid}/deposits`;
