@@ -3,7 +3,8 @@
 // on PGlite, a few other merchants' rows sharing the indexes) and as many callback_outbox events, then
 // autocannon against a real `partner-api serve` process at one concurrency: the first page of 100, a page
 // of 100 deep in the walk (its cursor minted with the platform's own CursorCodec and key), a single read
-// of random orders, a page at the default limit (20), the feed's first and a deep page; then what the
+// of random orders, a page at the default limit (20), the feed's first and a deep page, and the two
+// first pages and the read again at one connection (a walk's pace); then what the
 // 009 indexes on deposit_orders cost a create (signed POSTs and a raw one-row INSERT loop, with the
 // indexes and with them dropped). EXPLAIN (ANALYZE, BUFFERS) of the deep pages' statements shows the plan.
 import { createHmac, randomUUID } from 'node:crypto';
