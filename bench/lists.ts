@@ -23,7 +23,7 @@ import { CursorCodec, walkScope } from '../src/server/shared/cursors.js';
 import { startPartnerApi, type Credentials } from '../test/support/partner-api.js';
 import { freshDatabase } from '../test/support/platform.js';
 import { orderRequest } from '../test/fixtures/orders.js';
-import { buildWhatChanged, publishResults, startPostgres } from './support.js';
+import { buildWhatChanged, publishResults, startPostgres, statementLoop } from './support.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -100,24 +100,6 @@ async function fetchJson(baseUrl: string, credentials: Credentials, path: string
   const response = await fetch(baseUrl + path, { headers: { 'X-Api-Key': credentials.apiKey, ...sign(credentials.apiSecret, 'GET', path) } });
   if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
   return response.json();
-}
-
-/** CONNECTIONS concurrent loops of one statement for `seconds`, without HTTP: the database's own cost. */
-async function statementLoop(db: Database, seconds: number, statement: (i: number) => [string, unknown[]]): Promise<Omit<Figures, 'bytes'>> {
-  const latencies: number[] = [];
-  const end = performance.now() + seconds * 1000;
-  let i = 0;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (performance.now() < end) {
-        const start = performance.now();
-        await db.query(...statement(i++));
-        latencies.push(performance.now() - start);
-      }
-    }),
-  );
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / seconds, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]! };
 }
 
 /** A Tron-shaped address of index n: 'T' and 33 base58 characters, unique per n. */
@@ -257,7 +239,7 @@ async function explainDeep(db: Database, loaded: Loaded) {
 
 /** A plain one-row INSERT of an order-shaped row into deposit_orders, as the loads' rows are. */
 function rawOrderInsert(db: Database, merchantId: string, qr: string, firstIndex: number) {
-  return statementLoop(db, INSERT_SECONDS, (i) => [
+  return statementLoop(db, CONNECTIONS, INSERT_SECONDS, (i) => [
     `INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at)
      VALUES ($1, $2, $3, 'Tron', 'USDT', 'cust-42', 'https://merchant.example/callbacks/deposits', $4::bigint, ${TRON_ADDRESS('$4::bigint')}, $5, 1000000, now() + interval '1 hour')`,
     [randomUUID(), merchantId, `raw-${firstIndex}-${i}`, firstIndex + i, qr],

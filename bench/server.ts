@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { createPartnerClient, type CreatedDepositOrder } from '../src/client/index.js';
 import { createAddressDeriver } from '../src/server/addresses/derivation.js';
-import { buildWhatChanged, publishResults, SANDBOX_XPUBS, startPostgres, testableConfig } from './support.js';
+import { buildWhatChanged, publishResults, SANDBOX_XPUBS, startPostgres, statementLoop, testableConfig } from './support.js';
 import { openPglite, openPostgres, type Database } from '../src/server/db/database.js';
 import { migrate } from '../src/server/db/migrate.js';
 import { Orders } from '../src/server/orders/orders.js';
@@ -134,33 +134,19 @@ async function load(url: string, serverPid: number, setup: (request: autocannon.
 }
 
 /** CONNECTIONS concurrent loops of one statement for SECONDS, without HTTP around it: the database's limit. */
-async function statementLoop(db: Database, statement: (i: number) => [string, unknown[]]): Promise<Figures> {
-  const latencies: number[] = [];
-  const end = performance.now() + SECONDS * 1000;
-  let i = 0;
-  const [, { busy }] = await busyDuring(() =>
-    Promise.all(
-      Array.from({ length: CONNECTIONS }, async () => {
-        while (performance.now() < end) {
-          const start = performance.now();
-          await db.query(...statement(i++));
-          latencies.push(performance.now() - start);
-        }
-      }),
-    ),
-  );
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / SECONDS, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, busy };
+async function databaseLoop(db: Database, statement: (i: number) => [string, unknown[]]): Promise<Figures> {
+  const [figures, { busy }] = await busyDuring(() => statementLoop(db, CONNECTIONS, SECONDS, statement));
+  return { ...figures, busy };
 }
 
 /** The single-order read (READ_ORDER_SQL, by primary key): the limit at one query per read (the server coalesces reads, see batched-reads.ts). */
-const primaryKeyLoop = (db: Database, uuids: string[], merchantId: string) => statementLoop(db, (i) => [READ_ORDER_SQL, [uuids[i % uuids.length], merchantId]]);
+const primaryKeyLoop = (db: Database, uuids: string[], merchantId: string) => databaseLoop(db, (i) => [READ_ORDER_SQL, [uuids[i % uuids.length], merchantId]]);
 
 /** A plain one-row insert of an order-sized row: the limit for creates. */
 async function rawInsertLoop(db: Database): Promise<Figures> {
   await db.query('CREATE TABLE bench_inserts (id uuid PRIMARY KEY, merchant_id uuid NOT NULL, external_id text NOT NULL, address text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
   const merchant = randomUUID();
-  return statementLoop(db, (i) => [
+  return databaseLoop(db, (i) => [
     'INSERT INTO bench_inserts (id, merchant_id, external_id, address) VALUES ($1, $2, $3, $4)',
     [randomUUID(), merchant, `raw-${i}`, 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK'],
   ]);

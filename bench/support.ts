@@ -5,6 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Sql } from '../src/server/db/database.js';
 import { readConfig, SANDBOX_XPUBS, type Config } from '../src/server/config.js';
 
 export { SANDBOX_XPUBS };
@@ -72,4 +74,29 @@ export function publishResults(name: string, markdown: string, data: unknown): v
   if (from < 0 || to < from) throw new Error(`bench/README.md has no ${start} … ${end} section for these results`);
   writeFileSync(README, `${readme.slice(0, from + start.length)}\n${text}${readme.slice(to)}`);
   console.log(`written: bench/results/${name}.json and bench/README.md (${start})`);
+}
+
+/** Requests a second and latency percentiles (ms) of a loop. */
+export interface LoopFigures {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+/** `connections` concurrent loops of one statement for `seconds`, without HTTP around it: the database's own cost. */
+export async function statementLoop(db: Sql, connections: number, seconds: number, statement: (i: number) => [string, unknown[]]): Promise<LoopFigures> {
+  const latencies: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        await db.query(...statement(i++));
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / seconds, p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]! };
 }
