@@ -4,7 +4,7 @@
 // directory held sends its arguments there and prints what the server's run of it printed, with its
 // exit code. Only the data directory's owner reaches it: the directory is 0700 and the socket 0600, and
 // nothing of it listens on the network.
-import { chmodSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -48,9 +48,16 @@ export async function serveOperatorCommands(dataDir: string, run: (argv: string[
   };
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(path, () => resolve());
+    // Made 0600, not chmod'ed after: listen binds the path at once, under the umask set around it (one
+    // thread: nothing else creates a file meanwhile). A socket made with the usual umask was readable by
+    // others until the chmod (data-directory.test saw it).
+    const umask = process.umask(0o177);
+    try {
+      server.listen(path, () => resolve());
+    } finally {
+      process.umask(umask);
+    }
   });
-  chmodSync(path, 0o600);
   return {
     close: () =>
       new Promise<void>((resolve) => {

@@ -1,5 +1,5 @@
-// `partner-api serve`: opens the platform, listens, prints the banner (./banner.ts), starts the
-// background jobs (../jobs/), and stops gracefully on SIGTERM/SIGINT. With --workers N it hands over to the
+// `partner-api serve`: opens the platform, listens, starts the background jobs (../jobs/) and the
+// operator socket, prints the banner (./banner.ts), and stops gracefully on SIGTERM/SIGINT. With --workers N it hands over to the
 // cluster's primary (./cluster.ts), and each worker process runs this.
 import cluster from 'node:cluster';
 import { createServer } from 'node:net';
@@ -26,13 +26,12 @@ export async function serve(config: Config, workers = 1, runCommand?: CommandRun
   if (workers > 1 && cluster.isPrimary) return superviseWorkers(config, workers);
   const platform = await openPlatform(config, { longLived: true });
   let address: string;
+  let sandbox: Awaited<ReturnType<typeof sandboxCredentials>> | undefined;
   try {
-    const sandbox = config.mode === 'sandbox' ? await sandboxCredentials(platform) : undefined;
+    sandbox = config.mode === 'sandbox' ? await sandboxCredentials(platform) : undefined;
     address = await platform.app.fastify.listen({ host: config.host, port: config.port }).catch((error: unknown) => {
       throw listenRefusal(error, config);
     });
-    // A cluster worker is announced by its primary.
-    if (cluster.isPrimary) printBanner(config, address.replace('[::1]', 'localhost'), sandbox);
   } catch (error) {
     await platform.close();
     throw error;
@@ -52,6 +51,9 @@ export async function serve(config: Config, workers = 1, runCommand?: CommandRun
 
   // On the embedded database no other process may open it: operators' commands come to this one.
   const operatorSocket = !config.databaseUrl && runCommand ? await serveOperatorCommands(config.dataDir, (argv) => runFor(platform, runCommand, argv)) : undefined;
+  // "Ready." once everything is: the jobs run and an operator's command finds the socket. A cluster
+  // worker is announced by its primary.
+  if (cluster.isPrimary) printBanner(config, address.replace('[::1]', 'localhost'), sandbox);
 
   let closing = false;
   const shutdown = async (signal: string) => {
