@@ -56,7 +56,7 @@ export async function migratedPglite(): Promise<Database> {
   const refused = () => Promise.reject(new Error('the database is closed'));
   return {
     kind: db.kind,
-    query: (text, params) => (closed ? refused() : db.query(text, params)),
+    query: (text, params, options) => (closed ? refused() : db.query(text, params, options)),
     transaction: (work) => (closed ? refused() : db.transaction(work)),
     exec: (text) => (closed ? refused() : db.exec(text)),
     async close() {

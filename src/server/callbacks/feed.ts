@@ -7,6 +7,7 @@
 // that is not visible yet. A long transaction (in any database of the server) delays the feed until it
 // ends; a read waits up to a second for one.
 import type { Database, Sql } from '../db/database.js';
+import { limitClause } from '../db/pages.js';
 import { DELIVERY_COLUMNS, deliverySummary, type DeliveryColumns, type DeliverySummary } from './history.js';
 
 /** Where a walk of the feed stands: the last event's transaction and id, and until when the walk has seen every event (ms). */
@@ -69,17 +70,17 @@ export async function readFeed(
               o.body, ${DELIVERY_COLUMNS}
          FROM callback_outbox o
         WHERE ${merchantsEvents} AND (o.tx_id, o.id) > ($2::xid8, $3::bigint) AND o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY o.tx_id, o.id LIMIT ${bind(limit + 1)})
+        ORDER BY o.tx_id, o.id ${limitClause(limit + 1)})
      SELECT (extract(epoch FROM now()) * 1000)::bigint::text AS now_ms,
             EXISTS (SELECT 1 FROM callback_outbox o WHERE ${merchantsEvents} AND o.tx_id >= pg_snapshot_xmin(pg_current_snapshot())) AS held_back,
             page.*
        FROM (SELECT 1) AS clock LEFT JOIN page ON true`;
   // Another transaction's (any database's on the server) holds newer events back: wait a little for it
   // to end rather than answer with a page that stops short (a long one only delays them, never loses them).
-  let rows = await sql.query<FeedRow>(text, values);
+  let rows = await sql.query<FeedRow>(text, values, { shaped: true });
   for (let waited = 0; rows[0]!.held_back && rows.length <= limit && waited < HELD_BACK_WAIT_MS; waited += HELD_BACK_STEP_MS) {
     await new Promise((resolve) => setTimeout(resolve, HELD_BACK_STEP_MS));
-    rows = await sql.query<FeedRow>(text, values);
+    rows = await sql.query<FeedRow>(text, values, { shaped: true });
   }
   const nowMs = rows[0]!.now_ms;
   const found = rows.filter((row) => row.id !== null);

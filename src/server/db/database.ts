@@ -13,7 +13,15 @@ const pgliteModule = () => import('@electric-sql/pglite');
 type PgliteModule = Awaited<ReturnType<typeof pgliteModule>>;
 
 export interface Sql {
-  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
+  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]>;
+}
+
+export interface QueryOptions {
+  /**
+   * The text is one of many a request can shape (a page's filters and limit): prepared under a budget of
+   * its own (statementNames), so that merchants' shapes never leave the platform's statements unprepared.
+   */
+  shaped?: boolean;
 }
 
 export interface Database extends Sql {
@@ -72,26 +80,34 @@ export async function openPglite(dataDir: string | undefined, { createApart = fa
   const prepared = preparedPgliteQuery(driver, db);
   return {
     kind: 'pglite',
-    query: (text, params) => prepared(text, params),
+    query: (text, params, options) => prepared(text, params, options),
     transaction: (work) => db.transaction((tx) => work({ query: (text, params) => query(tx, text, params) })),
     exec: async (text) => void (await db.exec(text)),
     close: () => db.close(),
   };
 }
 
-/** More distinct statements than the platform has: past it, a statement is sent unprepared. */
-const MAX_PREPARED = 200;
+/**
+ * More distinct statements than the platform has (about 90), and more shapes of pages than merchants
+ * use (a few filters, a few limits): past its cap, a statement is sent unprepared. A prepared statement
+ * holds 50-85 KB in each connection's backend, so the caps also bound that memory.
+ */
+const MAX_PREPARED = { fixed: 200, shaped: 64 };
 
 /**
  * Each statement is prepared once per connection, named after its text, so PostgreSQL parses and plans
  * it once instead of at every call (a quarter more signed GETs a second in bench:server). The platform's
- * statements are a fixed set of texts with parameters; the cap only guards against one built from data.
+ * statements are a fixed set of texts with parameters; the pages' texts depend on the filters and the
+ * limit a merchant asks for (pages.ts limitClause), and a merchant could make many: they are counted
+ * apart, so that they never use up the names the platform's own statements need.
  */
-function statementNames(): (text: string) => string | undefined {
-  const names = new Map<string, string>();
-  return (text) => {
-    let name = names.get(text);
-    if (name === undefined && names.size < MAX_PREPARED) names.set(text, (name = `partner_${names.size}`));
+function statementNames(): (text: string, options?: QueryOptions) => string | undefined {
+  const names = { fixed: new Map<string, string>(), shaped: new Map<string, string>() };
+  return (text, options) => {
+    const kind = options?.shaped ? 'shaped' : 'fixed';
+    const known = names[kind];
+    let name = known.get(text);
+    if (name === undefined && known.size < MAX_PREPARED[kind]) known.set(text, (name = `partner_${kind}_${known.size}`));
     return name;
   };
 }
@@ -130,8 +146,8 @@ function preparedPgliteQuery({ protocol, parse: pgliteResults }: PgliteModule, d
         return pgliteResults.parseResults(messages, db.parsers)[0]!.rows as Row[];
       }),
     );
-  return async <Row>(text: string, params: readonly unknown[] = []): Promise<Row[]> => {
-    const name = nameOf(text);
+  return async <Row>(text: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<Row[]> => {
+    const name = nameOf(text, options);
     if (name === undefined) return (await db.query<Row>(text, params as unknown[])).rows;
     try {
       return await run<Row>(name, text, params);
@@ -155,16 +171,16 @@ export async function openPostgres(connectionString: string, maxConnections = 10
   pool.on('error', () => {});
   await pool.query('SELECT 1');
   const nameOf = statementNames();
-  const query = async <Row>(runner: pg.Pool | pg.ClientBase, text: string, params?: readonly unknown[]) =>
-    (await runner.query({ name: nameOf(text), text, values: params as unknown[] | undefined })).rows as Row[];
+  const query = async <Row>(runner: pg.Pool | pg.ClientBase, text: string, params?: readonly unknown[], options?: QueryOptions) =>
+    (await runner.query({ name: nameOf(text, options), text, values: params as unknown[] | undefined })).rows as Row[];
   return {
     kind: 'postgres',
-    query: (text, params) => query(pool, text, params),
+    query: (text, params, options) => query(pool, text, params, options),
     async transaction(work) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await work({ query: (text, params) => query(client, text, params) });
+        const result = await work({ query: (text, params, options) => query(client, text, params, options) });
         await client.query('COMMIT');
         return result;
       } catch (error) {
