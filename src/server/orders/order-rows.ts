@@ -30,8 +30,11 @@ export interface OrderRow {
 /** An order's row with its merchant: what a change that writes a callback reads back. */
 export type OwnedOrderRow = OrderRow & { merchant_id: string };
 
-export const ORDER_COLUMNS = `uuid, blockchain, currency, customer_id, callback_url, return_url, description, address, address_qr, status, min_amount,
-  received_amount, to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
+/** The columns the order's representations show (a list reads nothing more: each column costs a page of 100 rows). */
+const SHOWN_COLUMNS = `uuid, blockchain, currency, customer_id, description, address, address_qr, status, min_amount, received_amount,
+  to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
+
+export const ORDER_COLUMNS = `${SHOWN_COLUMNS}, callback_url, return_url`;
 
 /** The read of one order by its primary key (and owner). */
 export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
@@ -42,25 +45,29 @@ export async function orderAddress(sql: Sql, uuid: string): Promise<{ uuid: stri
   return row;
 }
 
-/** An order's row as its read and the list take it: with its unconfirmed transfers (UNCONFIRMED_JSON_SQL). */
-export type ReadOrderRow = OrderRow & { unconfirmed: UnconfirmedJson[] | string | null };
+/**
+ * An order's row as its read and the list take it: what it shows (not its callback and return URLs) and
+ * its unconfirmed transfers (UNCONFIRMED_JSON_SQL).
+ */
+export type ReadOrderRow = Omit<OrderRow, 'callback_url' | 'return_url'> & { unconfirmed: UnconfirmedJson[] | string | null };
 
 /** The columns of a ReadOrderRow, in a query whose deposit_orders row is `o`. */
-export const READ_ORDER_COLUMNS = `${ORDER_COLUMNS}, ${UNCONFIRMED_JSON_SQL} AS unconfirmed`;
+export const READ_ORDER_COLUMNS = `${SHOWN_COLUMNS}, ${UNCONFIRMED_JSON_SQL} AS unconfirmed`;
 
 /**
  * The order as its read shows it, as JSON text: the read, and each item of the list. Written from the
  * row's columns, not as an object spread three times (the order, its transfers, its link) and then
  * serialized: a list page of 100 took about 1.5 times the CPU that way (bench/README.md). The same
  * keys, order and values as toDepositOrder with the transfers and the link; order-json.test.ts checks
- * byte for byte.
+ * byte for byte. The uuid (its type), the network, currency and status (CHECKs of 001_orders.sql) and
+ * the expiry (digits from to_char) hold nothing JSON escapes, so they go in quoted, not serialized.
  */
 export function readOrderJson(row: ReadOrderRow, paymentUrl: string): string {
   const text = JSON.stringify;
   return (
-    `{"uuid":${text(row.uuid)},"blockchain":${text(row.blockchain)},"currency":${text(row.currency)},"targetCurrency":${text(row.currency)},` +
-    `"customerId":${text(row.customer_id)},"address":${text(row.address)},"addressQr":${text(row.address_qr)},"expiredAt":${text(row.expired_at)},` +
-    `"rate":1,"status":${text(row.status)},"minAmount":${toJsonInteger(row.min_amount)},` +
+    `{"uuid":"${row.uuid}","blockchain":"${row.blockchain}","currency":"${row.currency}","targetCurrency":"${row.currency}",` +
+    `"customerId":${text(row.customer_id)},"address":${text(row.address)},"addressQr":${text(row.address_qr)},"expiredAt":"${row.expired_at}",` +
+    `"rate":1,"status":"${row.status}","minAmount":${toJsonInteger(row.min_amount)},` +
     (row.description === null ? '' : `"description":${text(row.description)},`) +
     `"receivedAmount":${toJsonInteger(row.received_amount)},"unconfirmedDeposits":${text(unconfirmedJson(row.unconfirmed))},"paymentUrl":${text(paymentUrl)}}`
   );
