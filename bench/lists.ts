@@ -6,7 +6,8 @@
 // of random orders, a page at the default limit (20), the feed's first and a deep page, and the two
 // first pages and the read again at one connection (a walk's pace); then what the
 // 009 indexes on deposit_orders cost a create (signed POSTs and a raw one-row INSERT loop, with the
-// indexes and with them dropped). EXPLAIN (ANALYZE, BUFFERS) of the deep pages' statements shows the plan.
+// indexes and with them dropped). EXPLAIN (ANALYZE, BUFFERS) of the deep pages' statements shows the plan,
+// and the pages' and the read's statements run alone, without HTTP, show what the database's part is.
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import { openPglite, openPostgres, type Database, type Sql } from '../src/server
 import type { RowPosition } from '../src/server/db/pages.js';
 import { SecretKeeper } from '../src/server/merchants/secrets.js';
 import { listOrders } from '../src/server/orders/order-list.js';
+import { READ_ORDERS_SQL } from '../src/server/orders/orders.js';
 import { CursorCodec, walkScope } from '../src/server/shared/cursors.js';
 import { startPartnerApi, type Credentials } from '../test/support/partner-api.js';
 import { freshDatabase } from '../test/support/platform.js';
@@ -230,11 +232,38 @@ async function explainDeep(db: Database, loaded: Loaded) {
     (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, params)).map((r) => r['QUERY PLAN']).join('\n');
   const orders = await explain(await statementOf((sql) => listOrders(sql, loaded.merchantId, {}, loaded.deepOrders, PAGE)));
   const feed = await explain(await statementOf((sql) => readFeed(sql, loaded.merchantId, {}, loaded.deepEvents, PAGE), [{ now_ms: '0', id: null }]));
-  const verdict = (plan: string, index: string) => ({
-    indexRange: plan.includes(index) && /Index Scan/.test(plan),
-    fullScanOrSort: /Seq Scan|Sort/.test(plan),
-  });
-  return { orders, feed, ordersVerdict: verdict(orders, 'deposit_orders_merchant_created'), feedVerdict: verdict(feed, 'callback_outbox_feed') };
+  // Of the nodes that ran, a sequential scan of the listed table or a sort. The orders' plan also holds
+  // the unconfirmed transfers' check (a scan of that small table, once) and their subplan, which never
+  // runs while it is empty: neither reads the orders.
+  const verdict = (plan: string, table: string, index: string) => {
+    const ran = plan.split('\n').filter((line) => !line.includes('never executed'));
+    return {
+      indexRange: plan.includes(index) && /Index Scan/.test(plan),
+      fullScanOrSort: ran.some((line) => line.includes(`Seq Scan on ${table} `) || /(^|->)\s*(Incremental )?Sort\s+\(/.test(line.trim())),
+    };
+  };
+  return {
+    orders,
+    feed,
+    ordersVerdict: verdict(orders, 'deposit_orders', 'deposit_orders_merchant_created'),
+    feedVerdict: verdict(feed, 'callback_outbox', 'callback_outbox_feed'),
+  };
+}
+
+/**
+ * The database alone, no HTTP: the platform's statements of a page of 100 and of 20 (the first pages)
+ * and of one order's read (as a lone read sends it), in CONNECTIONS loops each. What a page costs the
+ * database and its driver against a read, below anything the HTTP layer adds or could save.
+ */
+async function databaseAlone(db: Database, loaded: Loaded) {
+  const page = (limit: number) => statementOf((sql) => listOrders(sql, loaded.merchantId, {}, undefined, limit));
+  const [page100, page20] = [await page(PAGE), await page(20)];
+  let n = 0;
+  return {
+    page100: await statementLoop(db, CONNECTIONS, INSERT_SECONDS, () => page100),
+    page20: await statementLoop(db, CONNECTIONS, INSERT_SECONDS, () => page20),
+    read: await statementLoop(db, CONNECTIONS, INSERT_SECONDS, () => [READ_ORDERS_SQL, [[loaded.sample[n++ % loaded.sample.length]]]]),
+  };
 }
 
 /** A plain one-row INSERT of an order-shaped row into deposit_orders, as the loads' rows are. */
@@ -268,6 +297,7 @@ interface Result {
   /** Seconds to build the two indexes again on the loaded table. */
   rebuildSeconds: number;
   explain: Awaited<ReturnType<typeof explainDeep>>;
+  alone: Awaited<ReturnType<typeof databaseAlone>>;
 }
 
 /** The whole run on one database: PGlite in DATA_DIR (no URL) or a fresh PostgreSQL database. */
@@ -296,6 +326,8 @@ async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string 
     const loaded = await bulkLoad(db, credentials.apiKey, count);
     console.log(`${kind}: loaded in ${loaded.loadSeconds.toFixed(0)} s (deposit_orders ${loaded.tableMb.toFixed(0)} MB)`);
     const explain = await explainDeep(db, loaded);
+    const alone = await databaseAlone(db, loaded);
+    console.log(`${kind} the database alone: page of 100 ${Math.round(alone.page100.rps)}/s p99 ${alone.page100.p99.toFixed(1)} ms, page of 20 ${Math.round(alone.page20.rps)}/s, read ${Math.round(alone.read.rps)}/s p99 ${alone.read.p99.toFixed(1)} ms`);
     await db.close();
 
     const codec = new CursorCodec(new SecretKeeper(Buffer.from(SECRET_KEY, 'base64')).cursorKey());
@@ -385,7 +417,7 @@ async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string 
     const [postWith, postWithout, insertWith, insertWithout] = [withIndexes.post, withoutIndexes.post, withIndexes.insert, withoutIndexes.insert];
     const [postWithAgain, insertWithAgain] = [withAgain.post, withAgain.insert];
     const { sample: _sample, ...rest } = loaded;
-    return { database: kind, loaded: rest, rows, first, deep, single, list20, feedFirst, feedDeep, lone, postWith, postWithout, postWithAgain, insertWith, insertWithout, insertWithAgain, rebuildSeconds, explain };
+    return { database: kind, loaded: rest, rows, first, deep, single, list20, feedFirst, feedDeep, lone, postWith, postWithout, postWithAgain, insertWith, insertWithout, insertWithAgain, rebuildSeconds, explain, alone };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -447,6 +479,16 @@ try {
       '|---|---:|---:|',
       `| list page of 100 / single read | ${ratio(r.lone.first.p99, r.lone.single.p99, 3)} | ≤ 3 |`,
       `| list page of 20 / single read | ${ratio(r.lone.list20.p99, r.lone.single.p99, 3)} | ≤ 3 |`,
+      '',
+      `The database alone, without HTTP: the platform's statements in ${CONNECTIONS} loops, ${INSERT_SECONDS} s each, through its driver (the first pages, and one order's read as a lone read sends it):`,
+      '',
+      '| statement | runs/s | p50 ms | p99 ms | p99 / the read\'s |',
+      '|---|---:|---:|---:|---:|',
+      ...(['page100', 'page20', 'read'] as const).map((key) => {
+        const f = r.alone[key];
+        const label = { page100: 'a page of 100', page20: 'a page of 20', read: "one order's read" }[key];
+        return `| ${label} | ${Math.round(f.rps).toLocaleString('en-US')} | ${ms(f.p50)} | ${ms(f.p99)} | ${(f.p99 / r.alone.read.p99).toFixed(1)} |`;
+      }),
       '',
       `| what the two indexes cost a create (runs in this order) | with the indexes | without | with them again | the indexes' cost (with both runs with them) |`,
       '|---|---:|---:|---:|---:|',

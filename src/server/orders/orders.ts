@@ -14,7 +14,7 @@ import { listOrders, type OrderListFilters } from './order-list.js';
 import { platformDateTime, type Clock } from '../shared/time.js';
 
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
-const READ_ORDERS_SQL = `SELECT merchant_id, ${READ_ORDER_COLUMNS} FROM deposit_orders o WHERE uuid = ANY($1::uuid[])`;
+export const READ_ORDERS_SQL = `SELECT merchant_id, ${READ_ORDER_COLUMNS} FROM deposit_orders o WHERE uuid = ANY($1::uuid[])`;
 
 export type CreateResult =
   | { outcome: 'created' | 'replayed'; order: CreatedOrderView }
