@@ -4,7 +4,7 @@
 // make, one per filter set and limit, are prepared under a budget of their own (database.ts), so a
 // merchant who asks for many shapes never leaves the platform's own statements unprepared.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Sql } from '../../../src/server/db/database.js';
+import type { Database, Sql } from '../../../src/server/db/database.js';
 import { limitClause } from '../../../src/server/db/pages.js';
 import { listOrders } from '../../../src/server/orders/order-list.js';
 import { orderRequest } from '../../fixtures/orders.js';
@@ -12,6 +12,14 @@ import { DATABASES, freshDatabase, startTestPlatform, type TestPlatform } from '
 
 /** How often a prepared statement of this session was planned each way. */
 const PLANS_SQL = "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1 AND name LIKE 'partner\\_%'";
+
+/**
+ * `work` in one session, where pg_prepared_statements shows what it prepared: PGlite has one; on
+ * PostgreSQL a pooled statement is prepared per connection, so the work holds one in a transaction.
+ */
+function inOneSession<T>(kind: string, db: Database, work: (sql: Sql) => Promise<T>): Promise<T> {
+  return kind === 'pglite' ? work(db) : db.transaction(work);
+}
 
 describe.each(DATABASES)('a page on %s', (kind) => {
   let t: TestPlatform;
@@ -33,9 +41,7 @@ describe.each(DATABASES)('a page on %s', (kind) => {
   afterAll(() => t?.close());
 
   it('keeps one generic plan after its first runs, and gives the same pages', async () => {
-    // On PostgreSQL a pooled statement is prepared per connection: the pages and the check share one.
-    const run = <T>(work: (sql: Sql) => Promise<T>) => (kind === 'pglite' ? work(t.db) : t.db.transaction(work));
-    const { texts, pages, plans } = await run(async (sql) => {
+    const { texts, pages, plans } = await inOneSession(kind, t.db, async (sql) => {
       const texts = new Set<string>();
       const spy: Sql = { query: (text, params, options) => (texts.add(text), sql.query(text, params, options)) };
       const pages = [];
@@ -60,15 +66,17 @@ describe('a LIMIT written into a statement', () => {
 });
 
 describe.each(DATABASES)('statements shaped by requests on %s', (kind) => {
-  it.runIf(kind === 'pglite')('are prepared under a budget of their own: past it they run unprepared, and the platform’s are still prepared', async () => {
+  it('are prepared under a budget of their own: past it they run unprepared, and the platform’s are still prepared', async () => {
     const { db, drop } = await freshDatabase(kind);
     try {
-      for (let i = 0; i < 70; i++) expect(await db.query<{ n: number }>(`SELECT ${i}::int AS n`, [], { shaped: true })).toEqual([{ n: i }]);
-      const shaped = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'partner\\_shaped\\_%'");
-      expect(shaped).toEqual([{ n: 64 }]);
-      const platforms = 'SELECT $1::int + 1 AS n';
-      expect(await db.query(platforms, [1])).toEqual([{ n: 2 }]);
-      expect(await db.query(PLANS_SQL, [platforms])).toEqual([expect.objectContaining({ name: expect.stringMatching(/^partner_fixed_/) })]);
+      await inOneSession(kind, db, async (sql) => {
+        for (let i = 0; i < 70; i++) expect(await sql.query<{ n: number }>(`SELECT ${i}::int AS n`, [], { shaped: true })).toEqual([{ n: i }]);
+        const shaped = await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'partner\\_shaped\\_%'");
+        expect(shaped).toEqual([{ n: 64 }]);
+        const platforms = 'SELECT $1::int + 1 AS n';
+        expect(await sql.query(platforms, [1])).toEqual([{ n: 2 }]);
+        expect(await sql.query(PLANS_SQL, [platforms])).toEqual([expect.objectContaining({ name: expect.stringMatching(/^partner_fixed_/) })]);
+      });
     } finally {
       await drop();
     }
