@@ -1,6 +1,6 @@
 // `partner-api serve`: opens the platform, listens, starts the background jobs (../jobs/) and the
-// operator socket, prints the banner (./banner.ts), and stops gracefully on SIGTERM/SIGINT. With --workers N it hands over to the
-// cluster's primary (./cluster.ts), and each worker process runs this.
+// operator socket, prints the banner (./banner.ts), and stops gracefully on SIGTERM/SIGINT. With
+// --workers N it hands over to the cluster's primary (./cluster.ts), and each worker process runs this.
 import cluster from 'node:cluster';
 import { createServer } from 'node:net';
 import { ConfigError, type Config } from '../config.js';
