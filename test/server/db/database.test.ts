@@ -27,13 +27,32 @@ describe.each(DATABASES)('statements on %s', (kind) => {
     }
   });
 
+  it('give answers larger than one write of the database whole: many rows, long and non-ASCII text, JSON', async () => {
+    const { db, drop } = await freshDatabase(kind);
+    try {
+      // Rows of about 200 KB, and 3,000 small ones: on PGlite both come in several writes, split inside a message.
+      const text = `SELECT g AS n, CASE WHEN g <= $1 THEN repeat('é€x', 66000) END AS long, json_build_object('g', g, 'name', 'Zoë') AS object
+                      FROM generate_series(1, $2::int) AS g`;
+      const rows = await db.query<{ n: number; long: string | null; object: unknown }>(text, [3, 3000]);
+      expect(rows).toHaveLength(3000);
+      expect(rows.slice(0, 4).map((row) => row.long?.length ?? null)).toEqual([198_000, 198_000, 198_000, null]);
+      expect(rows[2]!.long).toBe('é€x'.repeat(66000));
+      expect(rows.map((row) => row.n)).toEqual(Array.from({ length: 3000 }, (_, i) => i + 1));
+      expect(rows[2999]!.object).toEqual({ g: 3000, name: 'Zoë' });
+      // What PGlite's own query() gives (in a transaction, this layer does not prepare).
+      expect(await db.transaction((tx) => tx.query(text, [3, 3000]))).toEqual(rows);
+    } finally {
+      await drop();
+    }
+  });
+
   it('fail with the database error, and the next statement runs', async () => {
     const { db, drop } = await freshDatabase(kind);
     try {
       await db.exec('CREATE TABLE t (id int PRIMARY KEY)');
       const insert = 'INSERT INTO t (id) VALUES ($1)';
       await db.query(insert, [1]);
-      await expect(db.query(insert, [1])).rejects.toMatchObject({ code: '23505' });
+      await expect(db.query(insert, [1])).rejects.toMatchObject({ code: '23505', constraint: 't_pkey', message: expect.stringMatching(/duplicate key/) });
       await expect(db.query('SELECT $1::uuid', ['not-a-uuid'])).rejects.toMatchObject({ code: '22P02' });
       const later = 'SELECT count(*)::int AS n FROM later';
       await expect(db.query(later)).rejects.toMatchObject({ code: '42P01' }); // not prepared: tried again
