@@ -164,17 +164,18 @@ describe.each(DATABASES)('fair callback delivery on %s', (kind) => {
       expect(tried).toBeLessThanOrEqual(most);
       await new Promise((r) => setTimeout(r, 2000));
       expect(tarpit.accepted()).toBe(tried);
+      // This merchant's events only: an earlier test's tarpit may have listened on the same port.
       const [row] = await t.db.query<{ attempted: bigint; waiting: bigint }>(
         `SELECT count(*) FILTER (WHERE attempts > 0)::bigint AS attempted, count(*) FILTER (WHERE attempts = 0)::bigint AS waiting
-           FROM callback_outbox WHERE url LIKE $1`,
-        [`${tarpit.url}/%`],
+           FROM callback_outbox WHERE merchant_id = $1 AND url LIKE $2`,
+        [merchant.merchantId, `${tarpit.url}/%`],
       );
       expect(Number(row!.attempted)).toBe(tried);
       expect(Number(row!.waiting)).toBe(12 - tried);
       // The waiting events left the due index for the 30 s cooldown (the database's clock), not skipped by each claim.
       const [moved] = await t.db.query<{ later: bigint }>(
-        `SELECT count(*)::bigint AS later FROM callback_outbox WHERE url LIKE $1 AND attempts = 0 AND next_attempt_at > now() + interval '20 seconds'`,
-        [`${tarpit.url}/%`],
+        `SELECT count(*)::bigint AS later FROM callback_outbox WHERE merchant_id = $1 AND url LIKE $2 AND attempts = 0 AND next_attempt_at > now() + interval '20 seconds'`,
+        [merchant.merchantId, `${tarpit.url}/%`],
       );
       expect(Number(moved!.later)).toBe(12 - tried);
     } finally {
