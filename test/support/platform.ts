@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createPartnerClient, type PartnerClient } from '../../src/client/index.js';
 import { signRequest } from '../../src/signing/index.js';
 import { readConfig, type Config } from '../../src/server/config.js';
-import { openPglite, openPostgres, type Database } from '../../src/server/db/database.js';
+import { openPglite, openPostgres, type Database, type Sql } from '../../src/server/db/database.js';
 import { migrate } from '../../src/server/db/migrate.js';
 import { openPlatform, type Platform } from '../../src/server/platform.js';
 import type { MerchantCredentials } from '../../src/server/merchants/secrets.js';
@@ -50,6 +50,17 @@ export async function freshDatabase(kind: DatabaseKind, serverUrl = TEST_DATABAS
 
 /** A fresh database with the platform's migrations applied, as the platform leaves it at its first start. */
 export const migratedDatabase = (kind: DatabaseKind) => freshDatabase(kind, TEST_DATABASE_URL, 'migrated');
+
+/** How often each prepared statement of this session with a text was planned each way. */
+export const PLANS_SQL = "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1 AND name LIKE 'partner\\_%'";
+
+/**
+ * `work` in one session, where pg_prepared_statements shows what it prepared: PGlite has one; on
+ * PostgreSQL a pooled statement is prepared per connection, so the work holds one in a transaction.
+ */
+export function inOneSession<T>(kind: DatabaseKind, db: Database, work: (sql: Sql) => Promise<T>): Promise<T> {
+  return kind === 'pglite' ? work(db) : db.transaction(work);
+}
 
 export const TEST_SECRET_KEY = randomBytes(32).toString('base64');
 

@@ -3,6 +3,7 @@
 // benchmarks read them from here).
 import type { CreatedDepositOrder, DepositOrder } from '../../../generated/schema.js';
 import type { Network } from '../addresses/derivation.js';
+import { uuidInBatch } from '../db/batched-reads.js';
 import type { Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
 import { UNCONFIRMED_JSON_SQL, unconfirmedJson, type UnconfirmedJson } from './unconfirmed.js';
@@ -90,7 +91,7 @@ export const READ_PAGE_ORDERS_SQL = `
          (SELECT count(*)::int FROM deposits WHERE order_uuid = o.uuid) AS deposit_count,
          ${UNCONFIRMED_JSON_SQL} AS unconfirmed
     FROM deposit_orders o JOIN merchants m ON m.id = o.merchant_id
-   WHERE o.uuid = ANY($1::uuid[])`;
+   WHERE ${uuidInBatch('o.uuid')}`;
 
 /** One order of a merchant, as the database holds it. */
 export async function readOrderRow(sql: Sql, merchantId: string, uuid: string): Promise<OrderRow | undefined> {

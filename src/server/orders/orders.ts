@@ -7,14 +7,14 @@ import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { ORDER_COLUMNS, READ_ORDER_COLUMNS, toCreatedDepositOrder, type CreatedOrderView, type OrderRow, type ReadOrderRow } from './order-rows.js';
 import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
-import { batchedOwnedReads, ONE_TURN_BATCHES, type OwnedRow } from '../db/batched-reads.js';
+import { batchedOwnedReads, ONE_TURN_BATCHES, uuidInBatch, type OwnedRow } from '../db/batched-reads.js';
 import type { Database, Sql } from '../db/database.js';
 import type { RowPosition } from '../db/pages.js';
 import { listOrders, type OrderListFilters } from './order-list.js';
 import { platformDateTime, type Clock } from '../shared/time.js';
 
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
-export const READ_ORDERS_SQL = `SELECT merchant_id, ${READ_ORDER_COLUMNS} FROM deposit_orders o WHERE uuid = ANY($1::uuid[])`;
+export const READ_ORDERS_SQL = `SELECT merchant_id, ${READ_ORDER_COLUMNS} FROM deposit_orders o WHERE ${uuidInBatch()}`;
 
 export type CreateResult =
   | { outcome: 'created' | 'replayed'; order: CreatedOrderView }

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { operations, Withdrawal } from '../../../generated/schema.js';
 import type { Network } from '../addresses/derivation.js';
-import { batchedOwnedReads } from '../db/batched-reads.js';
+import { batchedOwnedReads, uuidInBatch } from '../db/batched-reads.js';
 import { sqlState, type Database } from '../db/database.js';
 import { equalTo, newestFirstPage, timeBound, type RowPosition } from '../db/pages.js';
 import { unitsToWireNumber } from '../shared/money.js';
@@ -66,7 +66,7 @@ export class Withdrawals {
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<WithdrawalRow | undefined>;
 
   constructor(private readonly db: Database) {
-    this.readOwned = batchedOwnedReads(db, 'SELECT * FROM withdrawals WHERE uuid = ANY($1::uuid[])');
+    this.readOwned = batchedOwnedReads(db, `SELECT * FROM withdrawals WHERE ${uuidInBatch()}`);
   }
 
   /** Records a PENDING withdrawal; DuplicateWithdrawalError when the merchant already used the externalId. */

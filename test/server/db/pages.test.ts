@@ -8,18 +8,7 @@ import type { Database, Sql } from '../../../src/server/db/database.js';
 import { limitClause } from '../../../src/server/db/pages.js';
 import { listOrders } from '../../../src/server/orders/order-list.js';
 import { orderRequest } from '../../fixtures/orders.js';
-import { DATABASES, freshDatabase, startTestPlatform, type TestPlatform } from '../../support/platform.js';
-
-/** How often a prepared statement of this session was planned each way. */
-const PLANS_SQL = "SELECT name, generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1 AND name LIKE 'partner\\_%'";
-
-/**
- * `work` in one session, where pg_prepared_statements shows what it prepared: PGlite has one; on
- * PostgreSQL a pooled statement is prepared per connection, so the work holds one in a transaction.
- */
-function inOneSession<T>(kind: string, db: Database, work: (sql: Sql) => Promise<T>): Promise<T> {
-  return kind === 'pglite' ? work(db) : db.transaction(work);
-}
+import { DATABASES, freshDatabase, inOneSession, PLANS_SQL, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 describe.each(DATABASES)('a page on %s', (kind) => {
   let t: TestPlatform;
