@@ -171,10 +171,10 @@ function preparedPgliteQuery({ protocol, parse: pgliteResults, wire }: PgliteMod
  * The rows of the database's answer to a Bind to Sync, parsed by node-postgres's protocol parser, which
  * reads each field as a string straight from the bytes, and each row made an object by PGlite's type
  * parsers. PGlite's own parser (execProtocol) copies every field into an ArrayBuffer of its own first:
- * 1,200 allocations for a list page of 100, which took 4.7-5.4 ms through HTTP in a merchant's walk that
- * way and 2.3-2.9 ms this way (a profile had PGlite's field copies at a tenth of the server's CPU time).
- * The first error is thrown once the answer is whole (the server has skipped to the Sync), as
- * execProtocol does. The bytes are a view of PGlite's memory, copied before parsing: a message split
+ * about 1,300 allocations for a list page of 100, which took 4.7-5.4 ms through HTTP in a merchant's
+ * walk that way and 2.3-2.9 ms this way (a profile had PGlite's field copies at a tenth of the server's
+ * CPU time). The first error is thrown once the answer is whole (the server has skipped to the Sync),
+ * as execProtocol does. The bytes are a view of PGlite's memory, copied before parsing: a message split
  * across two writes is kept until the next.
  */
 async function rowsOf<Row>({ Parser }: PgliteModule['wire'], db: PGlite, message: Uint8Array): Promise<Row[]> {
