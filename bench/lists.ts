@@ -137,6 +137,9 @@ async function walk(baseUrl: string, credentials: Credentials, next: () => { pat
  * One keep-alive HTTP/1.1 connection for GETs whose responses carry a Content-Length (the platform's
  * all do), read into one reused buffer: the head is decoded, the body only counted.
  */
+/** What a response head may take (the platform's are under 1 KiB). */
+const HEAD_MAX = 16 * 1024;
+
 class HttpConnection {
   private head = '';
   private bodyLeft = -1;
@@ -181,17 +184,22 @@ class HttpConnection {
   private take(buffer: Buffer, length: number): void {
     let at = 0;
     if (this.bodyLeft < 0) {
-      // The head: kept as text until its blank line (it may come in more than one read).
-      const end = buffer.indexOf('\r\n\r\n', 0, 'latin1');
-      const headEnd = end >= 0 && end < length ? end + 4 : length;
-      this.head += buffer.toString('latin1', 0, headEnd);
-      if (!this.head.includes('\r\n\r\n')) return;
+      // The head, kept as text until its blank line, which may come in a later read or be split
+      // between two: decoded up to the blank line when this read holds it, else up to HEAD_MAX bytes.
+      const seen = this.head.length;
+      const blank = buffer.subarray(0, length).indexOf('\r\n\r\n');
+      this.head += buffer.toString('latin1', 0, blank >= 0 ? blank + 4 : Math.min(length, HEAD_MAX));
+      const end = this.head.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (this.head.length >= HEAD_MAX) throw new Error(`a response head over ${HEAD_MAX} bytes`);
+        return;
+      }
       this.status = Number(/^HTTP\/1\.1 (\d{3})/.exec(this.head)?.[1]);
-      const size = /\r\ncontent-length: *(\d+)/i.exec(this.head);
-      if (!size) throw new Error(`a response without Content-Length: ${this.head}`);
+      const size = /\r\ncontent-length: *(\d+)/i.exec(this.head.slice(0, end + 2));
+      if (!size) throw new Error(`a response without Content-Length: ${this.head.slice(0, end)}`);
       this.bodyLeft = Number(size[1]);
       this.bodyBytes = this.bodyLeft;
-      at = headEnd;
+      at = end + 4 - seen; // where the body starts in this read
     }
     this.bodyLeft -= length - at;
     if (this.bodyLeft > 0) return;
