@@ -133,13 +133,13 @@ async function walk(baseUrl: string, credentials: Credentials, next: () => { pat
   }
 }
 
+/** What a response head may take (the platform's are under 1 KiB). */
+const HEAD_MAX = 16 * 1024;
+
 /**
  * One keep-alive HTTP/1.1 connection for GETs whose responses carry a Content-Length (the platform's
  * all do), read into one reused buffer: the head is decoded, the body only counted.
  */
-/** What a response head may take (the platform's are under 1 KiB). */
-const HEAD_MAX = 16 * 1024;
-
 class HttpConnection {
   private head = '';
   private bodyLeft = -1;
