@@ -8,6 +8,7 @@
 // ends; a read waits up to a second for one.
 import type { Database, Sql } from '../db/database.js';
 import { limitClause } from '../db/pages.js';
+import { unplannedValue } from '../db/plans.js';
 import { DELIVERY_COLUMNS, deliverySummary, type DeliveryColumns, type DeliverySummary } from './history.js';
 
 /** Where a walk of the feed stands: the last event's transaction and id, and until when the walk has seen every event (ms). */
@@ -55,7 +56,7 @@ export async function readFeed(
   const values: unknown[] = [merchantId, after?.[0] ?? '0', after?.[1] ?? '0'];
   const bind = (value: unknown) => `$${values.push(value)}`;
   const merchantsEvents = [
-    'o.merchant_id = $1',
+    `o.merchant_id = ${unplannedValue('$1', 'uuid')}`,
     ...(filters.type === undefined ? [] : [`o.event = ${bind(filters.type)}`]),
     ...(filters.orderUuid === undefined ? [] : [`o.order_uuid = ${bind(filters.orderUuid)}::uuid`]),
   ].join(' AND ');
@@ -69,7 +70,7 @@ export async function readFeed(
               o.webhook_id, o.event, o.order_uuid, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS created_at,
               o.body, ${DELIVERY_COLUMNS}
          FROM callback_outbox o
-        WHERE ${merchantsEvents} AND (o.tx_id, o.id) > ($2::xid8, $3::bigint) AND o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
+        WHERE ${merchantsEvents} AND (o.tx_id, o.id) > (${unplannedValue('$2', 'xid8')}, ${unplannedValue('$3', 'bigint')}) AND o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY o.tx_id, o.id ${limitClause(limit + 1)})
      SELECT (extract(epoch FROM now()) * 1000)::bigint::text AS now_ms,
             EXISTS (SELECT 1 FROM callback_outbox o WHERE ${merchantsEvents} AND o.tx_id >= pg_snapshot_xmin(pg_current_snapshot())) AS held_back,

@@ -1,11 +1,14 @@
-// A page's statement (pages.ts) is prepared once and then planned once: its LIMIT is in its text, so
-// PostgreSQL keeps a generic plan instead of planning it at every call (with `LIMIT $n` it cannot tell a
-// page from a tenth of the table, and planned each call afresh: bench/README.md). And the texts pages
+// A page's statement (pages.ts, and the feed's) is prepared once and then planned once: its LIMIT is in
+// its text and its merchant and cursor are not shown to the planner (plans.ts), so PostgreSQL keeps a
+// generic plan instead of planning it at every call (with `LIMIT $n` it cannot tell a page from a tenth
+// of the table, and with the merchant's value in view it priced a large merchant's page below the
+// generic plan: both planned each call afresh, bench/README.md). And the texts pages
 // make, one per filter set and limit, are prepared under a budget of their own (database.ts), so a
 // merchant who asks for many shapes never leaves the platform's own statements unprepared.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database, Sql } from '../../../src/server/db/database.js';
-import { limitClause } from '../../../src/server/db/pages.js';
+import { limitClause, type RowPosition } from '../../../src/server/db/pages.js';
+import { readFeed } from '../../../src/server/callbacks/feed.js';
 import { listOrders } from '../../../src/server/orders/order-list.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { DATABASES, freshDatabase, inOneSession, PLANS_SQL, startTestPlatform, type TestPlatform } from '../../support/platform.js';
@@ -13,37 +16,84 @@ import { DATABASES, freshDatabase, inOneSession, PLANS_SQL, startTestPlatform, t
 describe.each(DATABASES)('a page on %s', (kind) => {
   let t: TestPlatform;
   let merchantId: string;
+  let cursor: RowPosition;
   beforeAll(async () => {
     t = await startTestPlatform(kind);
     merchantId = (await t.createMerchant('pages')).merchantId;
-    const created = await t.platform.orders.create(merchantId, orderRequest('page-0'));
-    if (!('order' in created)) throw new Error(`create: ${created.outcome}`);
-    // Enough rows that a tenth of them (what PostgreSQL assumes of `LIMIT $n`) costs more than a page.
+    // The merchant's 3,001 orders and their events, and 4 merchants with 30 each: statistics as skewed as
+    // a platform's with one large merchant, whose pages PostgreSQL planned afresh at every call while
+    // it saw the merchant's value (db/plans.ts). Enough rows too that a tenth of them (what it assumes
+    // of `LIMIT $n`) costs more than a page.
+    const owners = [merchantId];
+    for (let k = 0; k < 4; k++) owners.push((await t.createMerchant(`pages ${k}`)).merchantId);
+    for (const [k, owner] of owners.entries()) {
+      const created = await t.platform.orders.create(owner, orderRequest(`page-${k}`));
+      if (!('order' in created)) throw new Error(`create: ${created.outcome}`);
+      await t.db.query(
+        `INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at, created_at)
+         SELECT gen_random_uuid(), merchant_id, 'bulk-' || i, blockchain, currency, customer_id, callback_url, 1000000 + $3 * 10000 + i, address || i, address_qr, min_amount, expired_at, created_at - i * interval '1 ms'
+           FROM deposit_orders, generate_series(1, $2::int) AS i WHERE uuid = $1`,
+        [created.order.uuid, k === 0 ? 3000 : 29, k],
+      );
+    }
+    // Most orders expired, as on a platform that has run a while: `status = 'NEW'` picks out a few.
+    await t.db.query("UPDATE deposit_orders SET status = 'EXPIRED' WHERE external_id NOT LIKE 'page-%' AND address_index % 100 <> 0");
     await t.db.query(
-      `INSERT INTO deposit_orders (uuid, merchant_id, external_id, blockchain, currency, customer_id, callback_url, address_index, address, address_qr, min_amount, expired_at, created_at)
-       SELECT gen_random_uuid(), merchant_id, 'bulk-' || i, blockchain, currency, customer_id, callback_url, 1000000 + i, address || i, address_qr, min_amount, expired_at, created_at - i * interval '1 ms'
-         FROM deposit_orders, generate_series(1, 3000) AS i WHERE uuid = $1`,
-      [created.order.uuid],
+      `INSERT INTO callback_outbox (webhook_id, merchant_id, order_uuid, event, url, body, next_attempt_at, sequence)
+       SELECT 'msg_' || replace(uuid::text, '-', ''), merchant_id, uuid, 'order.expired', callback_url, '{}', now(), 1 FROM deposit_orders`,
     );
-    await t.db.query('ANALYZE deposit_orders');
+    await t.db.query('ANALYZE');
+    const [row] = await t.db.query<{ micros: string; uuid: string }>(
+      `SELECT (extract(epoch FROM created_at) * 1000000)::bigint::text AS micros, uuid::text AS uuid FROM deposit_orders
+        WHERE merchant_id = $1 ORDER BY created_at DESC, uuid DESC OFFSET 2000 LIMIT 1`,
+      [merchantId],
+    );
+    cursor = [row!.micros, row!.uuid];
   });
   afterAll(() => t?.close());
 
-  it('keeps one generic plan after its first runs, and gives the same pages', async () => {
-    const { texts, pages, plans } = await inOneSession(kind, t.db, async (sql) => {
+  /** `read` 8 times in one session: the statement it sent, its results, and how it was planned. */
+  async function planned<T>(read: (sql: Sql) => Promise<T>) {
+    return inOneSession(kind, t.db, async (sql) => {
       const texts = new Set<string>();
       const spy: Sql = { query: (text, params, options) => (texts.add(text), sql.query(text, params, options)) };
-      const pages = [];
-      for (let i = 0; i < 8; i++) pages.push((await listOrders(spy, merchantId, {}, undefined, 20)).orders.map((order) => order.uuid));
+      const results: T[] = [];
+      for (let i = 0; i < 8; i++) results.push(await read(spy));
       const plans = await sql.query<{ generic_plans: bigint; custom_plans: bigint }>(PLANS_SQL, [[...texts][0]]);
-      return { texts, pages, plans };
+      return { texts: [...texts], results, plans };
     });
-    expect(texts.size).toBe(1);
-    expect([...texts][0]).toContain('LIMIT 21');
-    expect(pages[0]).toHaveLength(20);
-    for (const page of pages) expect(page).toEqual(pages[0]);
-    // PostgreSQL plans a prepared statement for its values five times, then compares.
-    expect(plans).toEqual([{ name: expect.stringMatching(/^partner_shaped_/), custom_plans: 5n, generic_plans: 3n }]);
+  }
+  // PostgreSQL plans a prepared statement for its values five times, then compares.
+  const KEPT = [{ name: expect.stringMatching(/^partner_shaped_/), custom_plans: 5n, generic_plans: 3n }];
+
+  it('keeps one generic plan after its first runs, and gives the same pages', async () => {
+    const { texts, results, plans } = await planned(async (sql) => (await listOrders(sql, merchantId, {}, undefined, 20)).orders.map((order) => order.uuid));
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toContain('LIMIT 21');
+    expect(results[0]).toHaveLength(20);
+    for (const page of results) expect(page).toEqual(results[0]);
+    expect(plans).toEqual(KEPT);
+  });
+
+  it('keeps one for a page after a cursor, deep in the walk', async () => {
+    const { results, plans } = await planned(async (sql) => (await listOrders(sql, merchantId, {}, cursor, 100)).orders.map((order) => order.uuid));
+    expect(results[0]).toHaveLength(100);
+    expect(results[0]).not.toContain(cursor[1]);
+    for (const page of results) expect(page).toEqual(results[0]);
+    expect(plans).toEqual(KEPT);
+  });
+
+  it("keeps one for the events feed's page", async () => {
+    const { results, plans } = await planned(async (sql) => (await readFeed(sql, merchantId, {}, undefined, 100)).events.map((event) => event.webhookId));
+    expect(results[0]).toHaveLength(100);
+    for (const page of results) expect(page).toEqual(results[0]);
+    expect(plans).toEqual(KEPT);
+  });
+
+  it('plans a filter whose selectivity is its value for each value', async () => {
+    const { texts, plans } = await planned((sql) => listOrders(sql, merchantId, { status: 'NEW' }, undefined, 20));
+    expect(texts[0]).toMatch(/status = \$2/);
+    expect(plans).toEqual([{ name: expect.stringMatching(/^partner_shaped_/), custom_plans: 8n, generic_plans: 0n }]);
   });
 });
 
