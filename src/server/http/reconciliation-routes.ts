@@ -9,7 +9,7 @@ import { CallbackInFlightError, redeliverEvent } from '../callbacks/redelivery.j
 import { feedPositionExpired } from '../callbacks/retention.js';
 import type { Database } from '../db/database.js';
 import type { RowPosition } from '../db/pages.js';
-import { readOrderJson } from '../orders/order-rows.js';
+import { writeOrderJson, type ReadOrderRow } from '../orders/order-rows.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { walkScope, type CursorCodec } from '../shared/cursors.js';
@@ -79,8 +79,8 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
       const after = positionOf(merchantId, scope, request.query.cursor, 2) as RowPosition | undefined;
       const page = await deps.orders.list(merchantId, filters, after, request.query.limit!);
       // Each item is the order as its read writes it, unconfirmed transfers included.
-      const items = page.orders.map((order) => readOrderJson(order, deps.paymentLinks.url(order.uuid)));
-      return sendPage(reply, items, page.next !== undefined, page.next && cursors.encode(merchantId, scope, page.next));
+      const writeOrder = (parts: string[], order: ReadOrderRow) => writeOrderJson(parts, order, deps.paymentLinks.url(order.uuid));
+      return sendPage(reply, page.orders, writeOrder, page.next !== undefined, page.next && cursors.encode(merchantId, scope, page.next));
     },
   );
 
@@ -158,10 +158,12 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
  * page only passes on.
  */
 function sendFeedPage(reply: FastifyReply, events: readonly FeedEvent[], more: boolean, nextCursor: string): FastifyReply {
-  const items = events.map(
-    (event) =>
-      `{"id":${JSON.stringify(event.webhookId)},"type":${JSON.stringify(event.type)},"orderUuid":${JSON.stringify(event.orderUuid)},` +
-      `"createdAt":${JSON.stringify(event.createdAt)},"data":${event.body},"delivery":${JSON.stringify(event.delivery)}}`,
-  );
-  return sendPage(reply, items, more, nextCursor);
+  const writeEvent = (parts: string[], event: FeedEvent) =>
+    parts.push(
+      `{"id":${JSON.stringify(event.webhookId)},"type":${JSON.stringify(event.type)},"orderUuid":${JSON.stringify(event.orderUuid)},`,
+      `"createdAt":${JSON.stringify(event.createdAt)},"data":`,
+      event.body,
+      `,"delivery":${JSON.stringify(event.delivery)}}`,
+    );
+  return sendPage(reply, events, writeEvent, more, nextCursor);
 }
