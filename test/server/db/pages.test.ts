@@ -90,9 +90,11 @@ describe.each(DATABASES)('a page on %s', (kind) => {
     expect(plans).toEqual(KEPT);
   });
 
-  it('plans a filter whose selectivity is its value for each value', async () => {
-    const { texts, plans } = await planned((sql) => listOrders(sql, merchantId, { status: 'NEW' }, undefined, 20));
-    expect(texts[0]).toMatch(/status = \$2/);
+  it('plans a filtered page for its values: the merchant, the cursor and the filter in view', async () => {
+    const { texts, plans } = await planned((sql) => listOrders(sql, merchantId, { status: 'NEW' }, cursor, 20));
+    // Another index starts with merchant_id for NEW orders: which one is better depends on the merchant.
+    expect(texts[0]).toContain('merchant_id = $1::uuid AND status = $2');
+    expect(texts[0]).not.toContain('SELECT $');
     expect(plans).toEqual([{ name: expect.stringMatching(/^partner_shaped_/), custom_plans: 8n, generic_plans: 0n }]);
   });
 });
