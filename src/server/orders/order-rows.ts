@@ -90,7 +90,10 @@ export function readOrderJson(row: ReadOrderRow, paymentUrl: string): string {
   return parts.join('');
 }
 
-/** Text JSON.stringify leaves as it is: no quote, backslash, control character or lone surrogate. */
+/**
+ * Text JSON.stringify leaves as it is: no quote, backslash or control character, and no surrogate (it
+ * escapes a lone one; text with a pair is simply given to it).
+ */
 const NOTHING_TO_ESCAPE = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 /**

@@ -36,7 +36,7 @@ class UuidMac {
 
   /** The MAC's first 16 bytes as unpadded base64url. */
   token(uuid: string): string {
-    if (uuid.length !== UUID_LENGTH) throw new RangeError('a payment link is made for a uuid');
+    if (!isUuid(uuid)) throw new RangeError('a payment link is made for a uuid');
     this.inner.write(uuid.toLowerCase(), BLOCK, 'latin1');
     // 'binary' is latin1, one character a byte: the inner hash is written back as its 32 bytes.
     this.outer.write(hash('sha256', this.inner, 'binary'), BLOCK, 'latin1');
