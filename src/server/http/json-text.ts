@@ -11,8 +11,11 @@ export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
 
 /**
  * A page of a list or of the feed: `writeItem` pushes each item's JSON text, in pieces, onto one array,
- * joined once. Sent as its UTF-8 bytes: a string that large was copied twice more on its way out (its
- * length in bytes, then the response head and body as one string), 80 KB each for a page of 100 orders.
+ * joined once into one flat string (a template around the joined items made Fastify copy the page to
+ * count its bytes). Sent as that string, not as a Buffer: the Buffer's bytes, 80-120 KB a page outside
+ * the JavaScript heap, are memory V8 counts against its full collections, and side by side with reads
+ * the platform made twice as many (34 against 17 in 40 s on PGlite, a 5-10 ms pause each), which took
+ * the feed's p99 in a merchant's walk from 4.1 to 7.3 ms.
  */
 export function sendPage<Item>(
   reply: FastifyReply,
@@ -27,5 +30,5 @@ export function sendPage<Item>(
     writeItem(parts, item);
   });
   parts.push(`],"hasMore":${hasMore}`, nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`, '}');
-  return reply.type(JSON_MEDIA_TYPE).send(Buffer.from(parts.join('')));
+  return sendJsonText(reply, parts.join(''));
 }
