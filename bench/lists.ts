@@ -3,23 +3,27 @@
 // on PGlite, a few other merchants' rows sharing the indexes) and as many callback_outbox events, then
 // autocannon against a real `partner-api serve` process at one concurrency: the first page of 100, a page
 // of 100 deep in the walk (its cursor minted with the platform's own CursorCodec and key), a single read
-// of random orders, a page at the default limit (20), the feed's first and a deep page, and the two
-// first pages and the read again in a merchant's walk (one connection, timed to the microsecond); then
+// of random orders, a page at the default limit (20), the feed's first and a deep page, and the three
+// first pages and the read again in a merchant's walk, side by side (one connection, timed to the
+// microsecond); then
 // what the 009 indexes on deposit_orders cost a create (signed POSTs and a raw one-row INSERT loop, with the
 // indexes and with them dropped). EXPLAIN (ANALYZE, BUFFERS) of the deep pages' statements shows the plan,
 // and the pages' and the read's statements run alone, without HTTP, show what the database's part is.
+// First, in this process, what a page's 100 payment links cost made the platform's way and with
+// createHmac a token (the way before).
 import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { performance, PerformanceObserver } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { addressQr } from '../src/server/addresses/qr.js';
 import { readFeed, type FeedPosition } from '../src/server/callbacks/feed.js';
 import { openPglite, openPostgres, type Database, type Sql } from '../src/server/db/database.js';
 import type { RowPosition } from '../src/server/db/pages.js';
 import { SecretKeeper } from '../src/server/merchants/secrets.js';
+import { PaymentLinks } from '../src/server/payment-page/links.js';
 import { listOrders } from '../src/server/orders/order-list.js';
 import { READ_ORDERS_SQL } from '../src/server/orders/orders.js';
 import { CursorCodec, walkScope } from '../src/server/shared/cursors.js';
@@ -95,42 +99,57 @@ async function load(
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, bytes: result.throughput.average / result.requests.average };
 }
 
+/** How long each load of a side-by-side walk runs before the next takes its turn. */
+const WALK_BLOCK_MS = 250;
+
 /**
- * A merchant's walk: one connection, one request after another, for SECONDS after a 2 s warm-up, each
- * timed to the microsecond (autocannon reports whole milliseconds: at one connection a read's p99 of
- * "1" and a page's of "2" could be a ratio of 1.4 or of 4). Any status but 200 fails the run.
+ * A merchant's walk: one connection, one request after another, each timed to the microsecond
+ * (autocannon reports whole milliseconds: at one connection a read's p99 of "1" and a page's of "2"
+ * could be a ratio of 1.4 or of 4). The loads take turns in blocks of WALK_BLOCK_MS, after 2 s of turns
+ * not recorded, until each has had SECONDS: side by side, so that what the machine's neighbours do to
+ * it falls on each load alike (walked one after another, a read's p99 moved from 0.9 to 1.5 ms between
+ * runs, and every ratio with it). Any status but 200 fails the run.
  *
  * The client reads every response into one buffer (net's `onread`) and only counts its bytes: through
  * node:http, which allocates each read, the bench's own process made about 50 full garbage collections
  * in 10 s of pages of 100, 3-10 ms each, and they fell inside 2 % of the pages it timed (its p99 11.9 ms,
  * 7.8 without them): the client's pauses, not the platform's.
  */
-async function walk(baseUrl: string, credentials: Credentials, next: () => { path: string }): Promise<Figures> {
+async function walkSideBySide<Name extends string>(baseUrl: string, credentials: Credentials, loads: Record<Name, () => { path: string }>): Promise<Record<Name, Figures>> {
   const { hostname, port } = new URL(baseUrl);
   const connection = await HttpConnection.open(hostname, Number(port));
+  const names = Object.keys(loads) as Name[];
+  const walked = Object.fromEntries(names.map((name) => [name, { latencies: [] as number[], bytes: 0, ms: 0 }])) as Record<Name, { latencies: number[]; bytes: number; ms: number }>;
   try {
-    const latencies: number[] = [];
-    let bytes = 0;
-    for (const [seconds, recorded] of [[2, false], [SECONDS, true]] as const) {
-      const end = performance.now() + seconds * 1000;
-      while (performance.now() < end) {
-        const { path } = next();
+    const warmUpEnd = performance.now() + 2000;
+    for (let turn = 0; names.some((name) => walked[name].ms < SECONDS * 1000); turn++) {
+      const name = names[turn % names.length]!;
+      const recorded = performance.now() >= warmUpEnd;
+      const blockStart = performance.now();
+      while (performance.now() - blockStart < WALK_BLOCK_MS) {
+        const { path } = loads[name]();
         const headers = { 'X-Api-Key': credentials.apiKey, ...sign(credentials.apiSecret, 'GET', path) };
         const started = performance.now();
         const { status, bodyBytes } = await connection.get(path, headers);
         if (status !== 200) throw new Error(`GET ${path}: ${status}`);
         if (recorded) {
-          latencies.push(performance.now() - started);
-          bytes += bodyBytes;
+          walked[name].latencies.push(performance.now() - started);
+          walked[name].bytes += bodyBytes;
         }
       }
+      if (recorded) walked[name].ms += performance.now() - blockStart;
     }
-    latencies.sort((a, b) => a - b);
-    const at = (share: number) => latencies[Math.floor(latencies.length * share)]!;
-    return { rps: latencies.length / SECONDS, p50: at(0.5), p99: at(0.99), bytes: bytes / latencies.length };
   } finally {
     connection.close();
   }
+  return Object.fromEntries(
+    names.map((name) => {
+      const { latencies, bytes, ms } = walked[name];
+      latencies.sort((a, b) => a - b);
+      const at = (share: number) => latencies[Math.floor(latencies.length * share)]!;
+      return [name, { rps: (latencies.length * 1000) / ms, p50: at(0.5), p99: at(0.99), bytes: bytes / latencies.length }];
+    }),
+  ) as Record<Name, Figures>;
 }
 
 /** What a response head may take (the platform's are under 1 KiB). */
@@ -419,6 +438,56 @@ interface Result {
   alone: Awaited<ReturnType<typeof databaseAlone>>;
 }
 
+/** Tokens a block, and blocks measured a variant (after one to warm up), of the payment links' comparison. */
+const TOKENS_A_BLOCK = 100_000;
+const TOKEN_BLOCKS = 3;
+
+interface TokenFigures {
+  /** µs a token, the median block's. */
+  micros: number;
+  /** Garbage-collection pauses a page of 100 links, µs (the median block's total, per 100 tokens). */
+  gcMicrosAPage: number;
+}
+
+/**
+ * A list page's payment links (100 a page): the platform's (PaymentLinks, one-shot hashes over pads made
+ * once) against createHmac a token, as it made them before, in one process, blocks taking turns (A B B
+ * A …); the pauses the collector makes meanwhile, from the process's gc entries, are counted with each.
+ */
+async function linkTokens(): Promise<{ platform: TokenFigures; createHmac: TokenFigures; same: boolean }> {
+  const key = Buffer.alloc(32, 9);
+  const links = new PaymentLinks(key, () => 'http://127.0.0.1:8080');
+  const uuids = Array.from({ length: 1000 }, () => randomUUID());
+  const variants = {
+    platform: (uuid: string) => links.path(uuid),
+    createHmac: (uuid: string) => `/pay/${uuid}/${createHmac('sha256', key).update(uuid).digest().subarray(0, 16).toString('base64url')}`,
+  };
+  const same = uuids.every((uuid) => variants.platform(uuid) === variants.createHmac(uuid));
+  const pauses: { start: number; duration: number }[] = [];
+  const observer = new PerformanceObserver((list) => pauses.push(...list.getEntries().map((e) => ({ start: e.startTime, duration: e.duration }))));
+  observer.observe({ entryTypes: ['gc'] });
+  const blocks: Record<keyof typeof variants, { micros: number; gc: number }[]> = { platform: [], createHmac: [] };
+  const order: (keyof typeof variants)[] = ['platform', 'createHmac', 'createHmac', 'platform'];
+  for (let round = 0; round <= TOKEN_BLOCKS; round++) {
+    for (const name of order.slice((round % 2) * 2, (round % 2) * 2 + 2)) {
+      const make = variants[name];
+      const started = performance.now();
+      for (let i = 0; i < TOKENS_A_BLOCK; i++) make(uuids[i % uuids.length]!);
+      const ended = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the block's gc entries are delivered
+      const gc = pauses.filter((p) => p.start >= started && p.start < ended).reduce((sum, p) => sum + p.duration, 0);
+      if (round > 0) blocks[name].push({ micros: ((ended - started) * 1000) / TOKENS_A_BLOCK, gc }); // round 0 warms up
+    }
+  }
+  observer.disconnect();
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const figures = (name: keyof typeof variants): TokenFigures => ({
+    micros: median(blocks[name].map((b) => b.micros)),
+    gcMicrosAPage: (median(blocks[name].map((b) => b.gc)) * 1000 * 100) / TOKENS_A_BLOCK,
+  });
+  return { platform: figures('platform'), createHmac: figures('createHmac'), same };
+}
+
 /** The whole run on one database: PGlite in DATA_DIR (no URL) or a fresh PostgreSQL database. */
 async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string | undefined): Promise<Result> {
   const dataDir = mkdtempSync(join(tmpdir(), 'partner-bench-lists-'));
@@ -487,17 +556,15 @@ async function benchDatabase(kind: 'PGlite' | 'PostgreSQL', databaseUrl: string 
     const list20 = await measure('first page of 20', () => ({ path: paths.list20 }));
     const feedFirst = await measure('feed, first page of 100', () => ({ path: paths.feedFirst }));
     const feedDeep = await measure('feed, deep page of 100', () => ({ path: paths.feedDeep }));
-    const walked = async (name: string, next: () => { path: string }) => {
-      const figures = await walk(baseUrl, credentials, next);
+    const lone = await walkSideBySide(baseUrl, credentials, {
+      first: () => ({ path: paths.first }),
+      list20: () => ({ path: paths.list20 }),
+      feedFirst: () => ({ path: paths.feedFirst }),
+      single: () => ({ path: `/partner/v2/platforms/orders/${loaded.sample[n++ % loaded.sample.length]}` }),
+    });
+    for (const [name, figures] of Object.entries(lone)) {
       console.log(`${kind} ${name} (a walk): ${Math.round(figures.rps)} req/s, p50 ${figures.p50.toFixed(2)} ms, p99 ${figures.p99.toFixed(2)} ms`);
-      return figures;
-    };
-    const lone = {
-      first: await walked('first page of 100', () => ({ path: paths.first })),
-      list20: await walked('first page of 20', () => ({ path: paths.list20 })),
-      feedFirst: await walked('feed, first page of 100', () => ({ path: paths.feedFirst })),
-      single: await walked('single read', () => ({ path: `/partner/v2/platforms/orders/${loaded.sample[n++ % loaded.sample.length]}` })),
-    };
+    }
     await platform.stop();
 
     // A create with the indexes and without: each on a server started afresh, after a warm-up, beside
@@ -558,6 +625,9 @@ const cost = (without: number, withIndexes: number) => `${(100 * (without / with
 buildWhatChanged();
 const postgres = startPostgres(54344);
 try {
+  const links = await linkTokens();
+  console.log(`payment links: ${links.platform.micros.toFixed(2)} µs a token (createHmac ${links.createHmac.micros.toFixed(2)}), gc ${links.platform.gcMicrosAPage.toFixed(0)} µs a page (createHmac ${links.createHmac.gcMicrosAPage.toFixed(0)})`);
+  if (!links.same) throw new Error("the platform's payment links differ from createHmac's");
   const results: Result[] = [];
   results.push(await benchDatabase('PGlite', undefined));
   if (postgres) {
@@ -591,7 +661,7 @@ try {
       `| list page of 100 / single read, saturated | ${ratioOnly(r.first.p99, r.single.p99)} | ≤ 3 at a merchant's pace (below) |`,
       `| list page of 20 / single read, saturated | ${ratioOnly(r.list20.p99, r.single.p99)} | ≤ 3 at a merchant's pace (below) |`,
       '',
-      `A merchant's walk: one connection, one request after another, ${SECONDS} s after a 2 s warm-up, each timed to the microsecond (not autocannon's whole milliseconds) by a client that reads into one reused buffer:`,
+      `A merchant's walk: one connection, one request after another, each timed to the microsecond (not autocannon's whole milliseconds) by a client that reads into one reused buffer; the four loads side by side, taking turns in blocks of ${WALK_BLOCK_MS} ms until each has had ${SECONDS} s, after 2 s of turns not recorded:`,
       '',
       '| load | req/s | p50 ms | p99 ms | KiB a body |',
       '|---|---:|---:|---:|---:|',
@@ -639,10 +709,20 @@ try {
       '',
     );
   }
+  const linkTable = [
+    `A list page's payment links, in this process: ${TOKEN_BLOCKS} blocks of ${TOKENS_A_BLOCK.toLocaleString('en-US')} tokens each way after one to warm up, taking turns, the median block's (the same links, checked):`,
+    '',
+    '| a payment link\'s token | µs a token | collector pauses a page of 100, µs |',
+    '|---|---:|---:|',
+    `| the platform's (\`crypto.hash\` over pads made once) | ${links.platform.micros.toFixed(2)} | ${links.platform.gcMicrosAPage.toFixed(0)} |`,
+    `| \`createHmac\` a token (before) | ${links.createHmac.micros.toFixed(2)} | ${links.createHmac.gcMicrosAPage.toFixed(0)} |`,
+    `| ratio | ${(links.platform.micros / links.createHmac.micros).toFixed(2)} | ${(links.platform.gcMicrosAPage / links.createHmac.gcMicrosAPage).toFixed(2)} |`,
+    '',
+  ];
   publishResults(
     'lists',
-    [`${CONNECTIONS} connections (autocannon) unless said, ${SECONDS} s each after a 2 s warm-up, against a real \`partner-api serve\` process (logging off); every response a 200 (a create's a 201), checked.`, '', ...tables].join('\n'),
-    results,
+    [...linkTable, `${CONNECTIONS} connections (autocannon) unless said, ${SECONDS} s each after a 2 s warm-up, against a real \`partner-api serve\` process (logging off); every response a 200 (a create's a 201), checked.`, '', ...tables].join('\n'),
+    { links, databases: results },
   );
 } finally {
   postgres?.stop();
