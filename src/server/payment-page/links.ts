@@ -16,9 +16,9 @@ const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 /**
  * HMAC-SHA256 (RFC 2104) of a lowercase uuid, written out with node:crypto's one-shot `hash`, as a
- * token: a list page makes 100 of them. createHmac made one native object a token (3.5-4.6 µs each),
+ * token: a list page makes 100 of them. createHmac made one native object a token (3.2-4.6 µs each),
  * and the garbage collector then freed them in its pauses: 1,800 of them in a scavenge of a walk of
- * pages, 0.9 ms of its 2 ms. This takes 1.2 µs and leaves a few short strings (bench/README.md).
+ * pages, 0.9 ms of its 2 ms. This takes 1.1-1.2 µs and leaves a few short strings (bench/README.md).
  * The pads are made once; each token writes its uuid, then the inner hash, into them: synchronous, so
  * no other token can come between. links.test.ts checks it against createHmac.
  */
