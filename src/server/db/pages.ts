@@ -44,12 +44,12 @@ export async function newestFirstPage<Row extends { uuid: string }>(sql: Sql, ta
   // merchant and the cursor, so the planner is not shown them (plans.ts): a merchant with most of the rows
   // was planned at every call. A filter (a status, updatedSince) can make another index starting with
   // merchant_id the better one, for this merchant's rows: there the planner sees them.
-  const seen = (parameter: string, type: string) => (page.filters.length === 0 ? unplannedValue(parameter, type) : `${parameter}::${type}`);
-  const conditions = [`merchant_id = ${seen('$1', 'uuid')}`, ...page.filters.map((filter) => filter.sql(bind(filter.value)))];
+  const keyValue = (parameter: string, type: string) => (page.filters.length === 0 ? unplannedValue(parameter, type) : `${parameter}::${type}`);
+  const conditions = [`merchant_id = ${keyValue('$1', 'uuid')}`, ...page.filters.map((filter) => filter.sql(bind(filter.value)))];
   if (page.after) {
     const [micros, uuid] = page.after;
-    const moment = `timestamptz 'epoch' + ${seen(bind(micros), 'bigint')} * interval '1 microsecond'`;
-    conditions.push(`(created_at, uuid) < (${moment}, ${seen(bind(uuid), 'uuid')})`);
+    const moment = `timestamptz 'epoch' + ${keyValue(bind(micros), 'bigint')} * interval '1 microsecond'`;
+    conditions.push(`(created_at, uuid) < (${moment}, ${keyValue(bind(uuid), 'uuid')})`);
   }
   const rows = await sql.query<Row & { position_micros: string }>(
     `SELECT ${columns}, ${POSITION_COLUMN} FROM ${table} WHERE ${conditions.join(' AND ')}
