@@ -8,7 +8,7 @@ import { readFeed, type FeedEvent, type FeedPosition } from '../callbacks/feed.j
 import { CallbackInFlightError, redeliverEvent } from '../callbacks/redelivery.js';
 import { feedPositionExpired } from '../callbacks/retention.js';
 import type { Database } from '../db/database.js';
-import type { RowPosition } from '../db/pages.js';
+import { ROW_POSITION_LENGTHS, type RowPosition } from '../db/pages.js';
 import { writeOrderJson, type ReadOrderRow } from '../orders/order-rows.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
@@ -61,9 +61,9 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
   const { cursors } = deps;
 
   /** The position a cursor holds for this merchant and walk; a 422 naming `cursor` for any other. */
-  function positionOf(merchantId: string, scope: string, cursor: string | undefined, length: number): string[] | undefined {
+  function positionOf(merchantId: string, scope: string, cursor: string | undefined, lengths: readonly number[]): string[] | undefined {
     if (cursor === undefined) return undefined;
-    const position = cursors.decode(merchantId, scope, cursor, length);
+    const position = cursors.decode(merchantId, scope, cursor, lengths);
     if (!position) throw invalidParameters([{ pointer: '', parameter: 'cursor', detail: CURSOR_REFUSED }]);
     return position;
   }
@@ -76,7 +76,7 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
       checkMoments(request.query);
       const filters = filtersOf(request.query);
       const scope = walkScope('orders', filters);
-      const after = positionOf(merchantId, scope, request.query.cursor, 2) as RowPosition | undefined;
+      const after = positionOf(merchantId, scope, request.query.cursor, ROW_POSITION_LENGTHS) as RowPosition | undefined;
       const page = await deps.orders.list(merchantId, filters, after, request.query.limit!);
       // Each item is the order as its read writes it, unconfirmed transfers included.
       const writeOrder = (parts: string[], order: ReadOrderRow) => writeOrderJson(parts, order, deps.paymentLinks.url(order.uuid));
@@ -92,7 +92,7 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
       checkMoments(request.query);
       const filters = filtersOf(request.query);
       const scope = walkScope('withdrawals', filters);
-      const after = positionOf(merchantId, scope, request.query.cursor, 2) as RowPosition | undefined;
+      const after = positionOf(merchantId, scope, request.query.cursor, ROW_POSITION_LENGTHS) as RowPosition | undefined;
       const page = await deps.withdrawals.list(merchantId, filters, after, request.query.limit!);
       return {
         data: page.withdrawals,
@@ -109,7 +109,7 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
       const merchantId = request.merchant!.id;
       const filters = filtersOf(request.query);
       const scope = walkScope('events', filters);
-      const after = positionOf(merchantId, scope, request.query.cursor, 3) as FeedPosition | undefined;
+      const after = positionOf(merchantId, scope, request.query.cursor, [3]) as FeedPosition | undefined;
       if (after && (await feedPositionExpired(deps.db, after))) {
         throw new ProblemError(410, 'cursor_expired', `The events after this cursor are no longer kept (${deps.eventRetentionDays} days); list your orders to reconcile, then read the feed without a cursor.`);
       }

@@ -22,8 +22,8 @@ export class CursorCodec {
     return `${payload}.${this.mac(subject, scope, payload).toString('base64url')}`;
   }
 
-  /** The position, or undefined for anything this codec did not make for this subject and scope. */
-  decode(subject: string, scope: string, cursor: string, length: number): string[] | undefined {
+  /** The position, of one of `lengths`, or undefined for anything this codec did not make for this subject and scope. */
+  decode(subject: string, scope: string, cursor: string, lengths: readonly number[]): string[] | undefined {
     if (cursor.length > MAX_CURSOR_LENGTH) return undefined;
     const [payload, mac, ...rest] = cursor.split('.');
     if (payload === undefined || mac === undefined || rest.length > 0) return undefined;
@@ -32,7 +32,7 @@ export class CursorCodec {
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     try {
       const position: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-      const valid = Array.isArray(position) && position.length === length && position.every((part) => typeof part === 'string');
+      const valid = Array.isArray(position) && lengths.includes(position.length) && position.every((part) => typeof part === 'string');
       return valid ? (position as string[]) : undefined;
     } catch {
       return undefined;

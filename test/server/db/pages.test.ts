@@ -16,7 +16,9 @@ import { DATABASES, freshDatabase, inOneSession, PLANS_SQL, startTestPlatform, t
 describe.each(DATABASES)('a page on %s', (kind) => {
   let t: TestPlatform;
   let merchantId: string;
+  /** The position of the 2,001st order, as the platform's cursors hold it (its uuid) and as they did before 1.3.0's release. */
   let cursor: RowPosition;
+  let cursorBefore: RowPosition;
   beforeAll(async () => {
     t = await startTestPlatform(kind);
     merchantId = (await t.createMerchant('pages')).merchantId;
@@ -48,7 +50,8 @@ describe.each(DATABASES)('a page on %s', (kind) => {
         WHERE merchant_id = $1 ORDER BY created_at DESC, uuid DESC OFFSET 2000 LIMIT 1`,
       [merchantId],
     );
-    cursor = [row!.micros, row!.uuid];
+    cursor = [row!.uuid];
+    cursorBefore = [row!.micros, row!.uuid];
   });
   afterAll(() => t?.close());
 
@@ -78,9 +81,23 @@ describe.each(DATABASES)('a page on %s', (kind) => {
   it('keeps one for a page after a cursor, deep in the walk', async () => {
     const { results, plans } = await planned(async (sql) => (await listOrders(sql, merchantId, {}, cursor, 100)).orders.map((order) => order.uuid));
     expect(results[0]).toHaveLength(100);
-    expect(results[0]).not.toContain(cursor[1]);
+    expect(results[0]).not.toContain(cursor[0]);
     for (const page of results) expect(page).toEqual(results[0]);
     expect(plans).toEqual(KEPT);
+  });
+
+  it('reads after a cursor made before 1.3.0 (microseconds and uuid) the page its uuid alone gives', async () => {
+    const byUuid = await listOrders(t.db, merchantId, {}, cursor, 100);
+    const before = await listOrders(t.db, merchantId, {}, cursorBefore, 100);
+    const [newer] = await t.db.query<{ uuid: string }>(
+      'SELECT uuid::text AS uuid FROM deposit_orders WHERE merchant_id = $1 ORDER BY created_at DESC, uuid DESC OFFSET 2001 LIMIT 1',
+      [merchantId],
+    );
+    expect(byUuid.orders[0]!.uuid).toBe(newer!.uuid);
+    expect(before.orders.map((order) => order.uuid)).toEqual(byUuid.orders.map((order) => order.uuid));
+    // The next cursor is the last row's uuid: no position column is read.
+    expect(byUuid.next).toEqual([byUuid.orders.at(-1)!.uuid]);
+    expect(Object.keys(byUuid.orders[0]!)).not.toContain('position_micros');
   });
 
   it("keeps one for the events feed's page", async () => {
