@@ -185,10 +185,12 @@ async function rowsOf<Row>({ Parser }: PgliteModule['wire'], db: PGlite, message
   const take = (answer: BackendMessage) => {
     if (answer.name === 'dataRow') {
       const row: Record<string, unknown> = {};
-      (answer as DataRowMessage).fields.forEach((text, i) => {
+      const { fields } = answer as DataRowMessage;
+      for (let i = 0; i < fields.length; i++) {
+        const text = fields[i]!;
         const { name, type, parse } = columns[i]!;
         row[name] = text === null || parse === undefined ? text : parse(text, type);
-      });
+      }
       rows.push(row);
     } else if (answer.name === 'rowDescription') {
       columns = (answer as RowDescriptionMessage).fields.map(({ name, dataTypeID }) => ({ name, type: dataTypeID, parse: db.parsers[dataTypeID] }));
