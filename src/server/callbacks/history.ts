@@ -15,16 +15,21 @@ export interface DeliverySummary {
   deliveredAt?: string;
 }
 
-/** The columns that describe an event's delivery, in the API's date shape (DeliverySummary). */
+/**
+ * The columns that describe an event's delivery, in the API's date shape (DeliverySummary). The next
+ * attempt's time is formatted only where it is shown, for an event still pending: a feed page of 100
+ * delivered events formatted 100 for nothing.
+ */
 export const DELIVERY_COLUMNS = `o.state, o.url, o.attempts,
-  to_char(o.next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS next_attempt_at,
+  CASE WHEN o.state = 'pending' THEN to_char(o.next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') END AS next_attempt_at,
   to_char(o.delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS delivered_at`;
 
 export interface DeliveryColumns {
   state: CallbackState;
   url: string;
   attempts: number;
-  next_attempt_at: string;
+  /** Only for a pending event (next_attempt_at is NOT NULL in the table). */
+  next_attempt_at: string | null;
   delivered_at: string | null;
 }
 
@@ -33,7 +38,7 @@ export function deliverySummary(row: DeliveryColumns): DeliverySummary {
     state: row.state,
     url: row.url,
     attempts: row.attempts,
-    ...(row.state === 'pending' ? { nextAttemptAt: row.next_attempt_at } : {}),
+    ...(row.state === 'pending' ? { nextAttemptAt: row.next_attempt_at! } : {}),
     ...(row.delivered_at ? { deliveredAt: row.delivered_at } : {}),
   };
 }
