@@ -62,17 +62,14 @@ export const READ_ORDER_COLUMNS = `${SHOWN_COLUMNS}, ${UNCONFIRMED_JSON_SQL} AS 
  * page of 100 took about 1.5 times the CPU that way (bench/README.md). Nor concatenated: a string built
  * with `+` left one intermediate string a piece, a page's worth of garbage a page. The same keys, order
  * and values as toDepositOrder with the transfers and the link; order-json.test.ts checks byte for byte.
- * The uuid (its type), the network, currency and status (CHECKs of 001_orders.sql) and the expiry
- * (digits from to_char) hold nothing JSON escapes, so they go in quoted, not serialized.
+ * The uuid (its type), the network, currency and status (CHECKs of 001_orders.sql), the expiry (digits
+ * from to_char), and the address and its QR code (the CHECK of 014_addresses_need_no_json_escape.sql)
+ * hold nothing JSON escapes, so they go in quoted, not serialized or searched for a character to escape.
  */
 export function writeOrderJson(parts: string[], row: ReadOrderRow, paymentUrl: string): void {
   parts.push('{"uuid":"', row.uuid, '","blockchain":"', row.blockchain, '","currency":"', row.currency, '","targetCurrency":"', row.currency, '","customerId":');
   pushJsonString(parts, row.customer_id);
-  parts.push(',"address":');
-  pushJsonString(parts, row.address);
-  parts.push(',"addressQr":');
-  pushJsonString(parts, row.address_qr);
-  parts.push(',"expiredAt":"', row.expired_at, '","rate":1,"status":"', row.status, '","minAmount":', String(toJsonInteger(row.min_amount)));
+  parts.push(',"address":"', row.address, '","addressQr":"', row.address_qr, '","expiredAt":"', row.expired_at, '","rate":1,"status":"', row.status, '","minAmount":', String(toJsonInteger(row.min_amount)));
   if (row.description !== null) {
     parts.push(',"description":');
     pushJsonString(parts, row.description);
@@ -97,8 +94,8 @@ export function readOrderJson(row: ReadOrderRow, paymentUrl: string): string {
 const NOTHING_TO_ESCAPE = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
 
 /**
- * `text` as a JSON string: between quotes as it is when it holds nothing to escape (an address, its QR
- * code's data URL: no copy of the text is made), else JSON.stringify's.
+ * `text` as a JSON string: between quotes as it is when it holds nothing to escape (no copy of the text
+ * is made), else JSON.stringify's.
  */
 function pushJsonString(parts: string[], text: string): void {
   if (NOTHING_TO_ESCAPE.test(text)) parts.push('"', text, '"');

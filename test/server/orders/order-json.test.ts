@@ -1,7 +1,7 @@
 // The order's read and list items as written from the row (readOrderJson) against the order as callbacks
 // carry it (toDepositOrder) with its transfers and link, serialized: the same text, byte for byte,
-// whatever the row holds; and amounts a JSON number could not carry exactly are refused by the database
-// (migration 013).
+// whatever the row holds; and amounts a JSON number could not carry exactly (migration 013), and an
+// address or QR code JSON would have to escape (migration 014), are refused by the database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOrderJson, readOrderRow, toDepositOrder } from '../../../src/server/orders/order-rows.js';
 import { orderRequest } from '../../fixtures/orders.js';
@@ -81,6 +81,19 @@ describe.each(DATABASES)('the order as JSON on %s', (kind) => {
         [uuid, MAX_EXACT + 1n],
       ),
     ).rejects.toThrow(/unconfirmed_deposits_amount_exact_in_json/);
+    expect(readOrderJson((await t.platform.orders.read(merchantId, uuid))!, LINK)).toBe(before);
+  });
+
+  it('refuses an address or a QR code that JSON would have to escape (they are written as they are), and changes nothing', async () => {
+    const uuid = await created('json-address-escape');
+    const before = await writtenByTheCode(uuid, []);
+    for (const bad of ['quote " in it', 'back\\slash', 'new\nline', 'nul-less \u0001']) {
+      for (const column of ['address', 'address_qr']) {
+        await expect(t.db.query(`UPDATE deposit_orders SET ${column} = $2 WHERE uuid = $1`, [uuid, bad])).rejects.toThrow(/deposit_orders_addresses_need_no_json_escape/);
+      }
+    }
+    // What the platform makes passes: its QR codes are base64 data URLs.
+    expect(JSON.parse(before).addressQr).toMatch(/^data:image\/png;base64,[A-Za-z0-9+/]+=*$/);
     expect(readOrderJson((await t.platform.orders.read(merchantId, uuid))!, LINK)).toBe(before);
   });
 });
