@@ -33,6 +33,18 @@ export interface DeliveryColumns {
   delivered_at: string | null;
 }
 
+/**
+ * deliverySummary(row) as JSON text, pushed in pieces onto `parts` (a feed page writes 100): the same
+ * keys, order and values as JSON.stringify of it (history.test.ts). The state is one of CALLBACK_STATES
+ * and the times are digits from to_char: quoted as they are; the URL is the merchant's, serialized.
+ */
+export function writeDeliveryJson(parts: string[], row: DeliveryColumns): void {
+  parts.push('{"state":"', row.state, '","url":', JSON.stringify(row.url), ',"attempts":', String(row.attempts));
+  if (row.state === 'pending') parts.push(',"nextAttemptAt":"', row.next_attempt_at!, '"');
+  if (row.delivered_at) parts.push(',"deliveredAt":"', row.delivered_at, '"');
+  parts.push('}');
+}
+
 export function deliverySummary(row: DeliveryColumns): DeliverySummary {
   return {
     state: row.state,

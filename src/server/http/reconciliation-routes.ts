@@ -3,7 +3,7 @@
 // are bound to the merchant and to the walk's filters (shared/cursors.ts).
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { operations } from '../../../generated/schema.js';
-import { eventDeliveries } from '../callbacks/history.js';
+import { eventDeliveries, writeDeliveryJson } from '../callbacks/history.js';
 import { readFeed, type FeedEvent, type FeedPosition } from '../callbacks/feed.js';
 import { CallbackInFlightError, redeliverEvent } from '../callbacks/redelivery.js';
 import { feedPositionExpired } from '../callbacks/retention.js';
@@ -158,12 +158,11 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
  * page only passes on.
  */
 function sendFeedPage(reply: FastifyReply, events: readonly FeedEvent[], more: boolean, nextCursor: string): FastifyReply {
-  const writeEvent = (parts: string[], event: FeedEvent) =>
-    parts.push(
-      `{"id":${JSON.stringify(event.webhookId)},"type":${JSON.stringify(event.type)},"orderUuid":${JSON.stringify(event.orderUuid)},`,
-      `"createdAt":${JSON.stringify(event.createdAt)},"data":`,
-      event.body,
-      `,"delivery":${JSON.stringify(event.delivery)}}`,
-    );
+  // The order's uuid (its column's type) and the time (digits from to_char) go in quoted as they are.
+  const writeEvent = (parts: string[], event: FeedEvent) => {
+    parts.push('{"id":', JSON.stringify(event.webhookId), ',"type":', JSON.stringify(event.type), ',"orderUuid":"', event.orderUuid, '","createdAt":"', event.createdAt, '","data":', event.body, ',"delivery":');
+    writeDeliveryJson(parts, event.delivery);
+    parts.push('}');
+  };
   return sendPage(reply, events, writeEvent, more, nextCursor);
 }
