@@ -123,6 +123,7 @@ function statementNames(): (text: string, options?: QueryOptions) => string | un
 function preparedPgliteQuery({ protocol, parse: pgliteResults, wire }: PgliteModule, db: PGlite) {
   const nameOf = statementNames();
   const parameterTypes = new Map<string, number[]>();
+  const answer = new AnswerBytes(); // one answer at a time: rowsOf runs under PGlite's query lock
   const send = async (message: Uint8Array) => (await db.execProtocol(message, { syncToFs: false })).messages;
   const run = <Row>(name: string, text: string, params: readonly unknown[]): Promise<Row[]> =>
     db._runExclusiveTransaction(() =>
@@ -147,6 +148,7 @@ function preparedPgliteQuery({ protocol, parse: pgliteResults, wire }: PgliteMod
         const rows = await rowsOf<Row>(
           wire,
           db,
+          answer,
           concatBytes([protocol.serialize.bind({ statement: name, values }), protocol.serialize.describe({ type: 'P' }), protocol.serialize.execute({}), protocol.serialize.sync()]),
         );
         await db.syncToFs();
@@ -173,34 +175,72 @@ function preparedPgliteQuery({ protocol, parse: pgliteResults, wire }: PgliteMod
  * parsers. PGlite's own parser (execProtocol) copies every field into an ArrayBuffer of its own first:
  * about 1,300 allocations for a list page of 100, which took 4.7-5.4 ms through HTTP in a merchant's
  * walk that way and 2.3-2.9 ms this way (a profile had PGlite's field copies at a tenth of the server's
- * CPU time). The first error is thrown once the answer is whole (the server has skipped to the Sync),
- * as execProtocol does. The bytes are a view of PGlite's memory, copied before parsing: a message split
- * across two writes is kept until the next.
+ * CPU time). The answer's bytes, written by PGlite in pieces of 8 KiB that split messages, are gathered
+ * into `answer` and parsed once whole: nothing of them is kept, since every field becomes a string. The
+ * first error is thrown once the answer is whole (the server has skipped to the Sync), as execProtocol
+ * does.
  */
-async function rowsOf<Row>({ Parser }: PgliteModule['wire'], db: PGlite, message: Uint8Array): Promise<Row[]> {
-  const parser = new Parser();
+async function rowsOf<Row>({ Parser }: PgliteModule['wire'], db: PGlite, answer: AnswerBytes, message: Uint8Array): Promise<Row[]> {
   const rows: Record<string, unknown>[] = [];
   let columns: { name: string; type: number; parse: ((text: string, type: number) => unknown) | undefined }[] = [];
   let failure: DatabaseError | undefined;
-  const take = (answer: BackendMessage) => {
-    if (answer.name === 'dataRow') {
+  const take = (message: BackendMessage) => {
+    if (message.name === 'dataRow') {
       const row: Record<string, unknown> = {};
-      const { fields } = answer as DataRowMessage;
+      const { fields } = message as DataRowMessage;
       for (let i = 0; i < fields.length; i++) {
         const text = fields[i]!;
         const { name, type, parse } = columns[i]!;
         row[name] = text === null || parse === undefined ? text : parse(text, type);
       }
       rows.push(row);
-    } else if (answer.name === 'rowDescription') {
-      columns = (answer as RowDescriptionMessage).fields.map(({ name, dataTypeID }) => ({ name, type: dataTypeID, parse: db.parsers[dataTypeID] }));
-    } else if (answer.name === 'error') {
-      failure ??= answer as DatabaseError;
+    } else if (message.name === 'rowDescription') {
+      columns = (message as RowDescriptionMessage).fields.map(({ name, dataTypeID }) => ({ name, type: dataTypeID, parse: db.parsers[dataTypeID] }));
+    } else if (message.name === 'error') {
+      failure ??= message as DatabaseError;
     }
   };
-  await db.execProtocolRawStream(message, { syncToFs: false, onRawData: (bytes) => parser.parse(Buffer.from(bytes), take) });
+  answer.clear();
+  await db.execProtocolRawStream(message, { syncToFs: false, onRawData: (bytes) => answer.append(bytes) });
+  new Parser().parse(answer.bytes(), take);
+  answer.clear();
   if (failure) throw failure;
   return rows as Row[];
+}
+
+/**
+ * The bytes of one answer of PGlite, copied out of its memory (the next call may write over them) into
+ * one buffer used again. A Buffer a write (or a copy of every piece, as before), 80-120 KB a list page,
+ * is memory outside the JavaScript heap that V8 counts towards its full collections; this one is
+ * allocated once, and again only for an answer larger than any before, and let go when that one is
+ * over MAX_KEPT (an export of many rows).
+ */
+class AnswerBytes {
+  private static readonly FIRST = 256 * 1024;
+  private static readonly MAX_KEPT = 4 * 1024 * 1024;
+  private buffer = Buffer.allocUnsafeSlow(AnswerBytes.FIRST);
+  private length = 0;
+
+  append(bytes: Uint8Array): void {
+    if (this.length + bytes.length > this.buffer.length) {
+      let size = this.buffer.length * 2;
+      while (size < this.length + bytes.length) size *= 2;
+      const larger = Buffer.allocUnsafeSlow(size);
+      this.buffer.copy(larger, 0, 0, this.length);
+      this.buffer = larger;
+    }
+    this.buffer.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
+
+  clear(): void {
+    this.length = 0;
+    if (this.buffer.length > AnswerBytes.MAX_KEPT) this.buffer = Buffer.allocUnsafeSlow(AnswerBytes.FIRST);
+  }
 }
 
 function concatBytes(parts: Uint8Array[]): Uint8Array {
