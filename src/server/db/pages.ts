@@ -13,11 +13,13 @@ export interface Filter {
 }
 
 /**
- * A row's place in the walk: its uuid. The next page looks its created_at up by that key (created_at
- * never changes), so a page carries no position column: computed for each of its 101 rows, the exact
- * microseconds (`extract(epoch …)`, numeric arithmetic) cost PGlite a ninth of the statement, 40 of
- * 370 µs, for the one row the cursor takes. Cursors made before 1.3.0's release carried the
- * microseconds beside the uuid, and are still read.
+ * A row's place in the walk. An unfiltered walk's is its uuid: the next page looks its created_at up
+ * by that key (created_at never changes, and rows are never deleted), so such a page carries no
+ * position column: computed for each of its 101 rows, the exact microseconds (`extract(epoch …)`,
+ * numeric arithmetic) cost PGlite a ninth of the statement, 40 of 370 µs, for the one row the cursor
+ * takes. A filtered walk's is its created_at in microseconds and its uuid, as every walk's was before:
+ * its next page shows the planner where it starts (newestFirstPage), which a looked-up value would
+ * hide. Both are read for either walk, so an unfiltered walk begun before goes on.
  */
 export type RowPosition = [uuid: string] | [createdMicros: string, uuid: string];
 
@@ -55,8 +57,9 @@ export async function newestFirstPage<Row extends { uuid: string }>(sql: Sql, ta
   const merchant = keyValue('$1', 'uuid');
   const conditions = [`merchant_id = ${merchant}`, ...page.filters.map((filter) => filter.sql(bind(filter.value)))];
   if (page.after) conditions.push(belowRow(table.split(' ')[0]!, merchant, page.after, (value, type) => keyValue(bind(value), type)));
-  const rows = await sql.query<Row>(
-    `SELECT ${columns} FROM ${table} WHERE ${conditions.join(' AND ')}
+  const filtered = page.filters.length > 0;
+  const rows = await sql.query<Row & { position_micros?: string }>(
+    `SELECT ${columns}${filtered ? `, ${POSITION_COLUMN}` : ''} FROM ${table} WHERE ${conditions.join(' AND ')}
       ORDER BY created_at DESC, uuid DESC ${limitClause(page.limit + 1)}`,
     values,
     { shaped: true },
@@ -64,8 +67,12 @@ export async function newestFirstPage<Row extends { uuid: string }>(sql: Sql, ta
   const more = rows.length > page.limit;
   if (more) rows.pop();
   const last = rows.at(-1);
-  return { rows, next: more && last ? [last.uuid] : undefined };
+  if (!more || !last) return { rows, next: undefined };
+  return { rows, next: filtered ? [last.position_micros!, last.uuid] : [last.uuid] };
 }
+
+/** A filtered page's column beside the caller's: its rows' created_at in microseconds since the epoch (exact). */
+const POSITION_COLUMN = `(extract(epoch FROM created_at) * 1000000)::bigint::text AS position_micros`;
 
 /** The condition of the rows after `after` in the walk: below its row in the index. */
 function belowRow(table: string, merchant: string, after: RowPosition, value: (value: string, type: string) => string): string {

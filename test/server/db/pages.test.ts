@@ -16,7 +16,7 @@ import { DATABASES, freshDatabase, inOneSession, PLANS_SQL, startTestPlatform, t
 describe.each(DATABASES)('a page on %s', (kind) => {
   let t: TestPlatform;
   let merchantId: string;
-  /** The position of the 2,001st order, as the platform's cursors hold it (its uuid) and as they did before 1.3.0's release. */
+  /** The position of the 2,001st order, as an unfiltered walk's cursor holds it (its uuid) and as a filtered walk's does (and every walk's did before). */
   let cursor: RowPosition;
   let cursorBefore: RowPosition;
   beforeAll(async () => {
@@ -86,7 +86,7 @@ describe.each(DATABASES)('a page on %s', (kind) => {
     expect(plans).toEqual(KEPT);
   });
 
-  it('reads after a cursor made before 1.3.0 (microseconds and uuid) the page its uuid alone gives', async () => {
+  it('reads after a cursor of microseconds and uuid (a filtered walk\'s, and every walk\'s before) the page its uuid alone gives', async () => {
     const byUuid = await listOrders(t.db, merchantId, {}, cursor, 100);
     const before = await listOrders(t.db, merchantId, {}, cursorBefore, 100);
     const [newer] = await t.db.query<{ uuid: string }>(
@@ -104,14 +104,21 @@ describe.each(DATABASES)('a page on %s', (kind) => {
     const { results, plans } = await planned(async (sql) => (await readFeed(sql, merchantId, {}, undefined, 100)).events.map((event) => event.webhookId));
     expect(results[0]).toHaveLength(100);
     for (const page of results) expect(page).toEqual(results[0]);
-    expect(plans).toEqual(KEPT);
+    // A read runs its statement again while another transaction of the server (another test's database,
+    // in CI) holds events back (feed.ts): 8 reads are 8 runs or more, the runs after the fifth generic.
+    expect(plans).toEqual([{ name: expect.stringMatching(/^partner_shaped_/), custom_plans: 5n, generic_plans: expect.any(BigInt) }]);
+    expect(plans[0]!.generic_plans).toBeGreaterThanOrEqual(3n);
   });
 
   it('plans a filtered page for its values: the merchant, the cursor and the filter in view', async () => {
-    const { texts, plans } = await planned((sql) => listOrders(sql, merchantId, { status: 'NEW' }, cursor, 20));
+    // A filtered walk's cursor holds the row's microseconds and uuid (pages.ts): its page starts at a bound value.
+    const first = await listOrders(t.db, merchantId, { status: 'NEW' }, undefined, 1);
+    expect(first.next).toEqual([expect.stringMatching(/^\d+$/), first.orders[0]!.uuid]);
+    const { texts, plans } = await planned((sql) => listOrders(sql, merchantId, { status: 'NEW' }, cursorBefore, 20));
     // Another index starts with merchant_id for NEW orders: which one is better depends on the merchant.
     expect(texts[0]).toContain('merchant_id = $1::uuid AND status = $2');
-    expect(texts[0]).not.toContain('SELECT $');
+    expect(texts[0]).toContain("timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid");
+    expect(texts[0]).not.toMatch(/SELECT (\$|c\.created_at)/);
     expect(plans).toEqual([{ name: expect.stringMatching(/^partner_shaped_/), custom_plans: 8n, generic_plans: 0n }]);
   });
 });
