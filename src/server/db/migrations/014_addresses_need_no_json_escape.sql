@@ -3,5 +3,7 @@
 -- between quotes as they are (orders/order-rows.ts), without looking through every QR code's 390
 -- characters for one to escape (a tenth of a list page's writing). The database holds them to it: a
 -- value with a quote, a backslash or a control character is refused here, never sent as broken JSON.
+-- The pattern is an escape string (E''), read the same whatever standard_conforming_strings says: a
+-- bracket of the quote, the backslash (\\\\ in it, \\ to the regex) and the control characters.
 ALTER TABLE deposit_orders ADD CONSTRAINT deposit_orders_addresses_need_no_json_escape
-  CHECK (address !~ '["\\[:cntrl:]]' AND address_qr !~ '["\\[:cntrl:]]');
+  CHECK (address !~ E'["\\\\[:cntrl:]]' AND address_qr !~ E'["\\\\[:cntrl:]]');
