@@ -43,28 +43,40 @@ export function sendPage<Item>(
  * leaves its buffer to the collector: the socket may still hold it.
  */
 function sendBytes(reply: FastifyReply, text: string): FastifyReply {
-  const size = Buffer.byteLength(text);
-  const buffer = PAGE_BUFFERS.take(size);
-  buffer.write(text, 0, size, 'utf8');
+  const buffer = PAGE_BUFFERS.take(Buffer.byteLength(text));
+  // What was written is what is sent: a buffer used again holds an earlier page (another merchant's) beyond it.
+  const written = buffer.write(text, 0, 'utf8');
   reply.raw.once('finish', () => PAGE_BUFFERS.give(buffer));
-  return reply.type(JSON_MEDIA_TYPE).send(buffer.subarray(0, size));
+  return reply.type(JSON_MEDIA_TYPE).send(buffer.subarray(0, written));
 }
 
-/** Buffers for pages, reused; each at least MIN_BYTES, and at most MAX_KEPT kept while none is in use. */
+/**
+ * Buffers for pages, reused; each at least MIN_BYTES, and at most MAX_KEPT kept while none is in use.
+ * A page takes the smallest that fits; a buffer given back to a full set takes the place of the
+ * smallest kept, if larger, so that after a burst of small pages the large ones still find one.
+ */
 class PageBuffers {
   private static readonly MIN_BYTES = 128 * 1024;
   private static readonly MAX_KEPT = 32;
   private readonly free: Buffer[] = [];
 
   take(bytes: number): Buffer {
-    const at = this.free.findIndex((buffer) => buffer.length >= bytes);
-    if (at >= 0) return this.free.splice(at, 1)[0]!;
+    let best = -1;
+    this.free.forEach((buffer, at) => {
+      if (buffer.length >= bytes && (best < 0 || buffer.length < this.free[best]!.length)) best = at;
+    });
+    if (best >= 0) return this.free.splice(best, 1)[0]!;
     // Never from Node's shared pool (allocUnsafe's small buffers): this one is given back whole.
     return Buffer.allocUnsafeSlow(Math.max(bytes, PageBuffers.MIN_BYTES));
   }
 
   give(buffer: Buffer): void {
-    if (this.free.length < PageBuffers.MAX_KEPT) this.free.push(buffer);
+    if (this.free.length < PageBuffers.MAX_KEPT) {
+      this.free.push(buffer);
+      return;
+    }
+    const smallest = this.free.reduce((least, kept, at) => (kept.length < this.free[least]!.length ? at : least), 0);
+    if (this.free[smallest]!.length < buffer.length) this.free[smallest] = buffer;
   }
 }
 
