@@ -4,8 +4,8 @@
 // then autocannon against a real `partner-api serve` process at one concurrency: the first page of 100, a
 // page of 100 deep in the walk (its cursor minted with the platform's own CursorCodec and key), a single
 // read of random orders, a page at the default limit (20), the feed's first and a deep page, and the
-// three first pages and the read again in three walks of a merchant's, side by side (one connection, timed to
-// the microsecond); then
+// three first pages and the read again in three walks of a merchant's, side by side (one connection,
+// timed to the microsecond); then
 // what the 009 indexes on deposit_orders cost a create (signed POSTs and a raw one-row INSERT loop, with the
 // indexes and with them dropped). EXPLAIN (ANALYZE, BUFFERS) of the deep pages' statements shows the plan,
 // and the pages' and the read's statements run alone, without HTTP, show what the database's part is.

@@ -2,8 +2,8 @@
 // index (merchant_id, created_at, uuid). The page after a cursor starts right below the cursor's row in
 // that index, so a page deep in a walk costs what the first one costs (no OFFSET), rows created during a
 // walk sort above it and never mix in, and no row is skipped or repeated.
-import type { Sql } from './database.js';
 import { parsePlatformDateTime } from '../shared/time.js';
+import type { Sql } from './database.js';
 import { unplannedValue } from './plans.js';
 
 /** A filter: an SQL condition on `$n` (given as `param`), and the value bound to it. */
