@@ -25,6 +25,7 @@ import type { RowPosition } from '../src/server/db/pages.js';
 import { SecretKeeper } from '../src/server/merchants/secrets.js';
 import { PaymentLinks } from '../src/server/payment-page/links.js';
 import { listOrders } from '../src/server/orders/order-list.js';
+import { ORDER_JSON_BYTES } from '../src/server/orders/order-rows.js';
 import { READ_ORDERS_SQL } from '../src/server/orders/orders.js';
 import { CursorCodec, walkScope } from '../src/server/shared/cursors.js';
 import { startPartnerApi, type Credentials } from '../test/support/partner-api.js';
@@ -392,12 +393,11 @@ async function bulkLoad(db: Database, apiKey: string, count: number): Promise<Lo
 /** The statement (and values) a function would send, without running it. */
 async function statementOf(run: (sql: Sql) => Promise<unknown>, answer: Record<string, unknown>[] = []): Promise<[string, unknown[]]> {
   let captured: [string, unknown[]] | undefined;
-  await run({
-    query: async <Row>(text: string, params: readonly unknown[] = []) => {
-      captured ??= [text, [...params]];
-      return answer as Row[];
-    },
-  });
+  const query = async <Row>(text: string, params: readonly unknown[] = []) => {
+    captured ??= [text, [...params]];
+    return answer as Row[];
+  };
+  await run({ query, queryBytes: async (text, params) => ({ rows: await query(text, params), release: () => {} }) });
   return captured!;
 }
 
@@ -435,8 +435,8 @@ async function databaseAlone(db: Database, loaded: Loaded) {
   const [page100, page20] = [await page(PAGE), await page(20)];
   let n = 0;
   return {
-    page100: await statementLoop(db, CONNECTIONS, INSERT_SECONDS, () => page100),
-    page20: await statementLoop(db, CONNECTIONS, INSERT_SECONDS, () => page20),
+    page100: await statementLoop(db, CONNECTIONS, INSERT_SECONDS, () => page100, ORDER_JSON_BYTES),
+    page20: await statementLoop(db, CONNECTIONS, INSERT_SECONDS, () => page20, ORDER_JSON_BYTES),
     read: await statementLoop(db, CONNECTIONS, INSERT_SECONDS, () => [READ_ORDERS_SQL, [[loaded.sample[n++ % loaded.sample.length]]]]),
   };
 }

@@ -57,6 +57,7 @@ export async function migratedPglite(): Promise<Database> {
   return {
     kind: db.kind,
     query: (text, params, options) => (closed ? refused() : db.query(text, params, options)),
+    queryBytes: (text, params, bytes, options) => (closed ? refused() : db.queryBytes(text, params, bytes, options)),
     transaction: (work) => (closed ? refused() : db.transaction(work)),
     exec: (text) => (closed ? refused() : db.exec(text)),
     async close() {

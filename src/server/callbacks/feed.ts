@@ -6,10 +6,10 @@
 // commits later therefore always sorts after every event already shown: a cursor never passes an event
 // that is not visible yet. A long transaction (in any database of the server) delays the feed until it
 // ends; a read waits up to a second for one.
-import type { Database, Sql } from '../db/database.js';
+import type { HeldRows, Sql, Utf8Text } from '../db/database.js';
 import { limitClause } from '../db/pages.js';
 import { unplannedValue } from '../db/plans.js';
-import { DELIVERY_COLUMNS, type DeliveryColumns } from './history.js';
+import { DELIVERY_JSON_SQL } from './history.js';
 
 /** Where a walk of the feed stands: the last event's transaction and id, and until when the walk has seen every event (ms). */
 export type FeedPosition = [txId: string, id: string, seenUntilMs: string];
@@ -19,41 +19,40 @@ export interface FeedFilters {
   orderUuid?: string | undefined;
 }
 
-export interface FeedEvent {
-  webhookId: string;
-  type: string;
-  orderUuid: string;
-  createdAt: string;
-  /** The callback's body, the exact text POSTed under the webhook-id. */
-  body: string;
-  /** Its delivery as the feed shows it (history.ts: deliverySummary, writeDeliveryJson). */
-  delivery: DeliveryColumns;
-}
-
-interface FeedRow extends DeliveryColumns {
+interface FeedRow {
   now_ms: string;
   held_back: boolean;
   tx_id: string | null;
   id: string | null;
   created_ms: string;
-  webhook_id: string;
-  event: string;
-  order_uuid: string;
-  created_at: string;
-  body: string;
+  /** The event as the feed shows it (EVENT_JSON_SQL). */
+  event_json: Utf8Text;
 }
+
+/**
+ * An event as the feed shows it, as JSON text written by the database, in a query whose callback_outbox
+ * row is `o`: its `data` is the frozen body spliced in as it is, the same bytes as its callbacks' body (a
+ * parse and a serialization could reorder or respell it), and the page writes the text as it is
+ * (http/json-text.ts), no string made of it where the driver reads it as bytes. The webhook id and the
+ * type are written by to_json; the order's uuid (its column's type) and the time (digits from to_char)
+ * go in quoted as they are. The contract's Event: reconciliation.test.ts checks it against the frozen body
+ * and the deliveries endpoint.
+ */
+const EVENT_JSON_SQL = `concat('{"id":', to_json(o.webhook_id), ',"type":', to_json(o.event), ',"orderUuid":"', o.order_uuid,
+  '","createdAt":"', to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '","data":', o.body, ',"delivery":', ${DELIVERY_JSON_SQL}, '}')`;
 
 /** How long a read waits, at most, for older transactions to end when they hold committed events back. */
 const HELD_BACK_WAIT_MS = 1000;
 const HELD_BACK_STEP_MS = 20;
 
-export async function readFeed(
-  sql: Sql,
-  merchantId: string,
-  filters: FeedFilters,
-  after: FeedPosition | undefined,
-  limit: number,
-): Promise<{ events: FeedEvent[]; next: FeedPosition; more: boolean }> {
+/** A page of the feed: each event's JSON text (EVENT_JSON_SQL), held until released (Sql.queryBytes). */
+export interface FeedPage extends Pick<HeldRows<unknown>, 'release'> {
+  events: Utf8Text[];
+  next: FeedPosition;
+  more: boolean;
+}
+
+export async function readFeed(sql: Sql, merchantId: string, filters: FeedFilters, after: FeedPosition | undefined, limit: number): Promise<FeedPage> {
   const values: unknown[] = [merchantId, after?.[0] ?? '0', after?.[1] ?? '0'];
   const bind = (value: unknown) => `$${values.push(value)}`;
   const merchantsEvents = [
@@ -71,8 +70,7 @@ export async function readFeed(
   // rows than extract's numeric arithmetic (PGlite: 18 µs of a page's statement).
   const text = `WITH page AS (
        SELECT o.tx_id::text AS tx_id, o.id::text AS id, (date_part('epoch', o.created_at) * 1000)::bigint::text AS created_ms,
-              o.webhook_id, o.event, o.order_uuid, to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS created_at,
-              o.body, ${DELIVERY_COLUMNS}
+              ${EVENT_JSON_SQL} AS event_json
          FROM callback_outbox o
         WHERE ${merchantsEvents} AND (o.tx_id, o.id) > (${unplannedValue('$2', 'xid8')}, ${unplannedValue('$3', 'bigint')}) AND o.tx_id < pg_snapshot_xmin(pg_current_snapshot())
         ORDER BY o.tx_id, o.id ${limitClause(limit + 1)})
@@ -82,10 +80,11 @@ export async function readFeed(
        FROM (SELECT 1) AS clock LEFT JOIN page ON true`;
   // Another transaction's (any database's on the server) holds newer events back: wait a little for it
   // to end rather than answer with a page that stops short (a long one only delays them, never loses them).
-  let rows = await sql.query<FeedRow>(text, values, { shaped: true });
+  let { rows, release } = await sql.queryBytes<FeedRow>(text, values, FEED_BYTES, { shaped: true });
   for (let waited = 0; rows[0]!.held_back && rows.length <= limit && waited < HELD_BACK_WAIT_MS; waited += HELD_BACK_STEP_MS) {
+    release();
     await new Promise((resolve) => setTimeout(resolve, HELD_BACK_STEP_MS));
-    rows = await sql.query<FeedRow>(text, values, { shaped: true });
+    ({ rows, release } = await sql.queryBytes<FeedRow>(text, values, FEED_BYTES, { shaped: true }));
   }
   const nowMs = rows[0]!.now_ms;
   const found = rows.filter((row) => row.id !== null);
@@ -96,16 +95,10 @@ export async function readFeed(
   // last event's time.
   const seenUntil = more ? last!.created_ms : maxOf(last?.created_ms ?? after?.[2] ?? '0', nowMs);
   const next: FeedPosition = [last?.tx_id ?? after?.[0] ?? '0', last?.id ?? after?.[1] ?? '0', seenUntil];
-  const events = found.map((row) => ({
-    webhookId: row.webhook_id,
-    type: row.event,
-    orderUuid: row.order_uuid,
-    createdAt: row.created_at,
-    body: row.body,
-    delivery: row,
-  }));
-  return { events, next, more };
+  return { events: found.map((row) => row.event_json), next, more, release };
 }
+
+const FEED_BYTES = ['event_json'];
 
 function maxOf(a: string, b: string): string {
   return BigInt(a) > BigInt(b) ? a : b;

@@ -34,16 +34,14 @@ export interface DeliveryColumns {
 }
 
 /**
- * deliverySummary(row) as JSON text, pushed in pieces onto `parts` (a feed page writes 100): the same
- * keys, order and values as JSON.stringify of it (history.test.ts). The state is one of CALLBACK_STATES
- * and the times are digits from to_char: quoted as they are; the URL is the merchant's, serialized.
+ * deliverySummary(row) as JSON text written by the database, in a query whose callback_outbox row is
+ * `o` (the feed writes 100 a page): the same keys, order and values as JSON.stringify of it
+ * (history.test.ts). The state is one of CALLBACK_STATES and the times are digits from to_char: quoted
+ * as they are; the URL is the merchant's, written by to_json, which escapes what JSON.stringify escapes.
  */
-export function writeDeliveryJson(parts: string[], row: DeliveryColumns): void {
-  parts.push('{"state":"', row.state, '","url":', JSON.stringify(row.url), ',"attempts":', String(row.attempts));
-  if (row.state === 'pending') parts.push(',"nextAttemptAt":"', row.next_attempt_at!, '"');
-  if (row.delivered_at) parts.push(',"deliveredAt":"', row.delivered_at, '"');
-  parts.push('}');
-}
+export const DELIVERY_JSON_SQL = `concat('{"state":"', o.state, '","url":', to_json(o.url), ',"attempts":', o.attempts,
+  CASE WHEN o.state = 'pending' THEN concat(',"nextAttemptAt":"', to_char(o.next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '"') END,
+  ',"deliveredAt":"' || to_char(o.delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || '"', '}')`;
 
 export function deliverySummary(row: DeliveryColumns): DeliverySummary {
   return {

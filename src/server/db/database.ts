@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
-import type { BackendMessage, DatabaseError, DataRowMessage, RowDescriptionMessage } from 'pg-protocol/dist/messages.js';
+import type { BackendMessage, DatabaseError, RowDescriptionMessage } from 'pg-protocol/dist/messages.js';
 
 // Each driver is imported when a database of its kind is opened: a platform on PostgreSQL never loads
 // PGlite's, and a command that opens no database (help, the version) loads neither.
@@ -16,6 +16,28 @@ type PgliteModule = Awaited<ReturnType<typeof pgliteModule>>;
 
 export interface Sql {
   query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[], options?: QueryOptions): Promise<Row[]>;
+  /**
+   * query, with the text columns named in `bytes` given as their UTF-8 bytes where the driver reads
+   * them so (PGlite, outside a transaction: views of its answer, no string made of them: a list page's
+   * 100 orders were 115 KB of strings a page, garbage the collector paused the process for), as strings
+   * where it does not (node-postgres; a statement PGlite runs unprepared or in a transaction). Whoever
+   * copies them out releases them, right after; rows never released are the garbage collector's, and
+   * their memory is not used again.
+   */
+  queryBytes<Row>(text: string, params: readonly unknown[], bytes: readonly string[], options?: QueryOptions): Promise<HeldRows<Row>>;
+}
+
+/**
+ * A text column's value as UTF-8 bytes, or as a string where the driver made one: JSON the database
+ * wrote, which a response copies as it is (http/json-text.ts).
+ */
+export type Utf8Text = Uint8Array | string;
+
+/** Rows whose byte columns may be views of the driver's memory: valid until `release()`. */
+export interface HeldRows<Row> {
+  rows: Row[];
+  /** The rows' bytes are copied out: their memory may hold the next answer. Once only; a no-op where nothing is held. */
+  release(): void;
 }
 
 export interface QueryOptions {
@@ -82,8 +104,9 @@ export async function openPglite(dataDir: string | undefined, { createApart = fa
   const prepared = preparedPgliteQuery(driver, db);
   return {
     kind: 'pglite',
-    query: (text, params, options) => prepared(text, params, options),
-    transaction: (work) => db.transaction((tx) => work({ query: (text, params) => query(tx, text, params) })),
+    query: async <Row>(text: string, params?: readonly unknown[], options?: QueryOptions) => (await prepared<Row>(text, params ?? [], NO_BYTES, options)).rows,
+    queryBytes: <Row>(text: string, params: readonly unknown[], bytes: readonly string[], options?: QueryOptions) => prepared<Row>(text, params, new Set(bytes), options),
+    transaction: (work) => db.transaction((tx) => work(unheld((text, params) => query(tx, text, params)))),
     exec: async (text) => void (await db.exec(text)),
     close: () => db.close(),
   };
@@ -125,7 +148,7 @@ function preparedPgliteQuery({ protocol, parse: pgliteResults, wire }: PgliteMod
   const parameterTypes = new Map<string, number[]>();
   const answer = new AnswerBytes(); // one answer at a time: rowsOf runs under PGlite's query lock
   const send = async (message: Uint8Array) => (await db.execProtocol(message, { syncToFs: false })).messages;
-  const run = <Row>(name: string, text: string, params: readonly unknown[]): Promise<Row[]> =>
+  const run = <Row>(name: string, text: string, params: readonly unknown[], bytes: ReadonlySet<string>): Promise<HeldRows<Row>> =>
     db._runExclusiveTransaction(() =>
       db._runExclusiveQuery(async () => {
         await db._checkReady(); // a closed database refuses, as query() does
@@ -150,76 +173,129 @@ function preparedPgliteQuery({ protocol, parse: pgliteResults, wire }: PgliteMod
           db,
           answer,
           concatBytes([protocol.serialize.bind({ statement: name, values }), protocol.serialize.describe({ type: 'P' }), protocol.serialize.execute({}), protocol.serialize.sync()]),
+          bytes,
         );
         await db.syncToFs();
         return rows;
       }),
     );
-  return async <Row>(text: string, params: readonly unknown[] = [], options?: QueryOptions): Promise<Row[]> => {
+  return async <Row>(text: string, params: readonly unknown[], bytes: ReadonlySet<string>, options?: QueryOptions): Promise<HeldRows<Row>> => {
     const name = nameOf(text, options);
-    if (name === undefined) return (await db.query<Row>(text, params as unknown[])).rows;
+    if (name === undefined) return { rows: (await db.query<Row>(text, params as unknown[])).rows, release: NOTHING_HELD };
     try {
-      return await run<Row>(name, text, params);
+      return await run<Row>(name, text, params, bytes);
     } catch (error) {
       // A DISCARD ALL or DEALLOCATE dropped the statement (26000): every statement is prepared again, this one now.
       if ((error as { code?: string }).code !== '26000') throw error;
       parameterTypes.clear();
-      return run<Row>(name, text, params);
+      return run<Row>(name, text, params, bytes);
     }
   };
 }
 
+const NO_BYTES: ReadonlySet<string> = new Set();
+const NOTHING_HELD = () => {};
+
+/** The Sql of a driver that reads every field as a string (node-postgres; PGlite's own query): nothing is held. */
+function unheld(query: Sql['query']): Sql {
+  return { query, queryBytes: async (text, params, _bytes, options) => ({ rows: await query(text, params, options), release: NOTHING_HELD }) };
+}
+
 /**
- * The rows of the database's answer to a Bind to Sync, parsed by node-postgres's protocol parser, which
- * reads each field as a string straight from the bytes, and each row made an object by PGlite's type
- * parsers. PGlite's own parser (execProtocol) copies every field into an ArrayBuffer of its own first:
- * about 1,300 allocations for a list page of 100, which took 4.7-5.4 ms through HTTP in a merchant's
- * walk that way and 2.3-2.9 ms this way (a profile had PGlite's field copies at a tenth of the server's
- * CPU time). The answer's bytes, written by PGlite in pieces of 8 KiB that split messages, are gathered
- * into `answer` and parsed once whole: nothing of them is kept, since every field becomes a string. The
- * first error is thrown once the answer is whole (the server has skipped to the Sync), as execProtocol
- * does.
+ * The rows of the database's answer to a Bind to Sync, each row made an object by PGlite's type parsers,
+ * and the `bytes` columns left as views of the answer (then held: release gives its memory back). The
+ * answer's bytes, written by PGlite in pieces of 8 KiB that split messages, are gathered into `answer`
+ * and read once whole. A DataRow is read here (a count, then each field's length and bytes: PostgreSQL's
+ * protocol, "Message Formats"), each field a string decoded straight from the bytes, as node-postgres's
+ * parser reads it; every other message goes to that parser. PGlite's own (execProtocol) copies every
+ * field into an ArrayBuffer of its own first: about 1,300 allocations for a list page of 100, which took
+ * 4.7-5.4 ms through HTTP in a merchant's walk that way and 2.3-2.9 ms this way (a profile had PGlite's
+ * field copies at a tenth of the server's CPU time). The first error is thrown once the answer is whole
+ * (the server has skipped to the Sync), as execProtocol does.
  */
-async function rowsOf<Row>({ Parser }: PgliteModule['wire'], db: PGlite, answer: AnswerBytes, message: Uint8Array): Promise<Row[]> {
+async function rowsOf<Row>({ Parser }: PgliteModule['wire'], db: PGlite, answer: AnswerBytes, message: Uint8Array, bytes: ReadonlySet<string>): Promise<HeldRows<Row>> {
   const rows: Record<string, unknown>[] = [];
-  let columns: { name: string; type: number; parse: ((text: string, type: number) => unknown) | undefined }[] = [];
+  let columns: { name: string; type: number; parse: ((text: string, type: number) => unknown) | undefined; bytes: boolean }[] = [];
   let failure: DatabaseError | undefined;
+  let held = false;
   const take = (message: BackendMessage) => {
-    if (message.name === 'dataRow') {
-      const row: Record<string, unknown> = {};
-      const { fields } = message as DataRowMessage;
-      for (let i = 0; i < fields.length; i++) {
-        const text = fields[i]!;
-        const { name, type, parse } = columns[i]!;
-        row[name] = text === null || parse === undefined ? text : parse(text, type);
-      }
-      rows.push(row);
-    } else if (message.name === 'rowDescription') {
-      columns = (message as RowDescriptionMessage).fields.map(({ name, dataTypeID }) => ({ name, type: dataTypeID, parse: db.parsers[dataTypeID] }));
+    if (message.name === 'rowDescription') {
+      columns = (message as RowDescriptionMessage).fields.map(({ name, dataTypeID }) => ({ name, type: dataTypeID, parse: db.parsers[dataTypeID], bytes: bytes.has(name) }));
     } else if (message.name === 'error') {
       failure ??= message as DatabaseError;
     }
   };
   answer.clear();
-  await db.execProtocolRawStream(message, { syncToFs: false, onRawData: (bytes) => answer.append(bytes) });
-  new Parser().parse(answer.bytes(), take);
-  answer.clear();
-  if (failure) throw failure;
-  return rows as Row[];
+  await db.execProtocolRawStream(message, { syncToFs: false, onRawData: (piece) => answer.append(piece) });
+  const whole = answer.bytes();
+  const parser = new Parser();
+  for (let at = 0; at < whole.length; ) {
+    const end = at + 1 + whole.readInt32BE(at + 1); // the type byte, then the length, which counts itself
+    if (end > whole.length) throw new Error(`PGlite's answer ends inside a message (${whole.length} bytes, one to ${end})`);
+    if (whole[at] === DATA_ROW) {
+      const row: Record<string, unknown> = {};
+      let field = at + 7; // after the type, the length and the count of fields
+      for (const column of columns) {
+        const size = whole.readInt32BE(field);
+        field += 4;
+        if (size < 0) {
+          row[column.name] = null;
+          continue;
+        }
+        if (column.bytes) {
+          row[column.name] = whole.subarray(field, field + size);
+          held = true;
+        } else {
+          const text = whole.toString('utf8', field, field + size);
+          row[column.name] = column.parse === undefined ? text : column.parse(text, column.type);
+        }
+        field += size;
+      }
+      rows.push(row);
+    } else {
+      parser.parse(whole.subarray(at, end), take);
+    }
+    at = end;
+  }
+  if (failure) {
+    answer.clear();
+    throw failure;
+  }
+  if (!held) {
+    answer.clear();
+    return { rows: rows as Row[], release: NOTHING_HELD };
+  }
+  const buffer = answer.detach();
+  let released = false;
+  return {
+    rows: rows as Row[],
+    release: () => {
+      if (!released) answer.giveBack(buffer);
+      released = true;
+    },
+  };
 }
+
+/** PostgreSQL's DataRow message type ('D'). */
+const DATA_ROW = 0x44;
 
 /**
  * The bytes of one answer of PGlite, copied out of its memory (the next call may write over them) into
- * one buffer used again. A Buffer a write (or a copy of every piece, as before), 80-120 KB a list page,
- * is memory outside the JavaScript heap that V8 counts towards its full collections; this one is
- * allocated once, and again only for an answer larger than any before, and let go when that one is
- * over MAX_KEPT (an export of many rows).
+ * a buffer used again. A Buffer a write (or a copy of every piece, as before), 80-120 KB a list page,
+ * is memory outside the JavaScript heap that V8 counts towards its full collections (a fresh buffer an
+ * answer made 156 full collections in 30 s of a merchant's walk, 18 reused); this one is allocated once,
+ * and again only for an answer larger than any before, and let go when that one is over MAX_KEPT (an
+ * export of many rows). An answer whose rows hold views of it (detach) takes its buffer along, and
+ * gives it back once they are copied out (giveBack); the next answer takes a spare one meanwhile.
  */
 class AnswerBytes {
   private static readonly FIRST = 256 * 1024;
   private static readonly MAX_KEPT = 4 * 1024 * 1024;
-  private buffer = Buffer.allocUnsafeSlow(AnswerBytes.FIRST);
+  /** Spares kept: answers held at once are those whose responses are being written, a few. */
+  private static readonly MAX_SPARES = 8;
+  private buffer: Buffer = Buffer.allocUnsafeSlow(AnswerBytes.FIRST);
   private length = 0;
+  private readonly spares: Buffer[] = [];
 
   append(bytes: Uint8Array): void {
     if (this.length + bytes.length > this.buffer.length) {
@@ -240,6 +316,19 @@ class AnswerBytes {
   clear(): void {
     this.length = 0;
     if (this.buffer.length > AnswerBytes.MAX_KEPT) this.buffer = Buffer.allocUnsafeSlow(AnswerBytes.FIRST);
+  }
+
+  /** The answer's buffer, now its rows': the next answer is written into a spare. */
+  detach(): Buffer {
+    const held = this.buffer;
+    this.buffer = this.spares.pop() ?? Buffer.allocUnsafeSlow(AnswerBytes.FIRST);
+    this.length = 0;
+    return held;
+  }
+
+  /** A detached buffer whose rows are copied out. */
+  giveBack(buffer: Buffer): void {
+    if (buffer.length <= AnswerBytes.MAX_KEPT && this.spares.length < AnswerBytes.MAX_SPARES) this.spares.push(buffer);
   }
 }
 
@@ -264,12 +353,12 @@ export async function openPostgres(connectionString: string, maxConnections = 10
     (await runner.query({ name: nameOf(text, options), text, values: params as unknown[] | undefined })).rows as Row[];
   return {
     kind: 'postgres',
-    query: (text, params, options) => query(pool, text, params, options),
+    ...unheld((text, params, options) => query(pool, text, params, options)),
     async transaction(work) {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await work({ query: (text, params, options) => query(client, text, params, options) });
+        const result = await work(unheld((text, params, options) => query(client, text, params, options)));
         await client.query('COMMIT');
         return result;
       } catch (error) {

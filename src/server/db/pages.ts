@@ -3,7 +3,7 @@
 // that index, so a page deep in a walk costs what the first one costs (no OFFSET), rows created during a
 // walk sort above it and never mix in, and no row is skipped or repeated.
 import { parsePlatformDateTime } from '../shared/time.js';
-import type { Sql } from './database.js';
+import type { HeldRows, Sql } from './database.js';
 import { unplannedValue } from './plans.js';
 
 /** A filter: an SQL condition on `$n` (given as `param`), and the value bound to it. */
@@ -28,14 +28,15 @@ export const ROW_POSITION_LENGTHS = [1, 2] as const;
 
 export interface PageRequest {
   merchantId: string;
+  /** Text columns read as bytes (Sql.queryBytes): the page holds them until released. */
+  bytes?: readonly string[];
   filters: readonly Filter[];
   /** The position of the last row of the page before; none for the first page. */
   after: RowPosition | undefined;
   limit: number;
 }
 
-export interface Page<Row> {
-  rows: Row[];
+export interface Page<Row> extends HeldRows<Row> {
   /** The last row's position, when another page follows. */
   next: RowPosition | undefined;
 }
@@ -58,17 +59,18 @@ export async function newestFirstPage<Row extends { uuid: string }>(sql: Sql, ta
   const conditions = [`merchant_id = ${merchant}`, ...page.filters.map((filter) => filter.sql(bind(filter.value)))];
   if (page.after) conditions.push(belowRow(table.split(' ')[0]!, merchant, page.after, (value, type) => keyValue(bind(value), type)));
   const filtered = page.filters.length > 0;
-  const rows = await sql.query<Row & { position_micros?: string }>(
+  const { rows, release } = await sql.queryBytes<Row & { position_micros?: string }>(
     `SELECT ${columns}${filtered ? `, ${POSITION_COLUMN}` : ''} FROM ${table} WHERE ${conditions.join(' AND ')}
       ORDER BY created_at DESC, uuid DESC ${limitClause(page.limit + 1)}`,
     values,
+    page.bytes ?? [],
     { shaped: true },
   );
   const more = rows.length > page.limit;
   if (more) rows.pop();
   const last = rows.at(-1);
-  if (!more || !last) return { rows, next: undefined };
-  return { rows, next: filtered ? [last.position_micros!, last.uuid] : [last.uuid] };
+  if (!more || !last) return { rows, next: undefined, release };
+  return { rows, next: filtered ? [last.position_micros!, last.uuid] : [last.uuid], release };
 }
 
 /** A filtered page's column beside the caller's: its rows' created_at in microseconds since the epoch (exact). */

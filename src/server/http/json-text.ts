@@ -1,51 +1,95 @@
-// Responses whose JSON the platform already holds as text (an order written from its row, an event's
-// frozen body): written around that text and sent, not parsed and serialized again.
+// Responses whose JSON the platform already holds as text: an order or an event as the database wrote it
+// (orders/order-rows.ts, callbacks/feed.ts), with what only the platform can add (an order's payment link).
+// Written around that text as bytes into a buffer used again and sent, not parsed and serialized again.
 import type { FastifyReply } from 'fastify';
+import type { Utf8Text } from '../db/database.js';
+import type { OrderJsonRow } from '../orders/order-rows.js';
+import type { PaymentLinks } from '../payment-page/links.js';
 
 /** What Fastify sends an object as. */
 const JSON_MEDIA_TYPE = 'application/json; charset=utf-8';
 
-export function sendJsonText(reply: FastifyReply, json: string): FastifyReply {
-  return reply.type(JSON_MEDIA_TYPE).send(json);
+/** How an item is written: its size in bytes, exactly, then its bytes. */
+export interface ItemWriter<Item> {
+  bytes(item: Item): number;
+  /** Writes the item into `buffer` at `at`; returns where it ends. */
+  write(buffer: Buffer, at: number, item: Item): number;
 }
 
+/** One item as the whole response (an order's read). */
+export function sendItem<Item>(reply: FastifyReply, item: Item, writer: ItemWriter<Item>): FastifyReply {
+  const buffer = PAGE_BUFFERS.take(writer.bytes(item));
+  return sendBuffer(reply, buffer, writer.write(buffer, 0, item));
+}
+
+/** A page of a list or of the feed: `{"data":[items],"hasMore":…,"nextCursor":…}`. */
+export function sendPage<Item>(reply: FastifyReply, items: readonly Item[], writer: ItemWriter<Item>, hasMore: boolean, nextCursor: string | undefined): FastifyReply {
+  const end = `],"hasMore":${hasMore}${nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`}}`;
+  let bytes = PAGE_START.length + Math.max(0, items.length - 1) + Buffer.byteLength(end);
+  for (const item of items) bytes += writer.bytes(item);
+  const buffer = PAGE_BUFFERS.take(bytes);
+  let at = buffer.write(PAGE_START, 0, 'latin1');
+  for (let index = 0; index < items.length; index++) {
+    if (index > 0) buffer[at++] = COMMA;
+    at = writer.write(buffer, at, items[index]!);
+  }
+  at += buffer.write(end, at, 'utf8');
+  return sendBuffer(reply, buffer, at);
+}
+
+const PAGE_START = '{"data":[';
+const COMMA = 0x2c;
+const QUOTE = 0x22;
+const CLOSING_BRACE = 0x7d;
+
+/** The bytes of a text, as writeText writes them. */
+export function textBytes(text: Utf8Text): number {
+  return typeof text === 'string' ? Buffer.byteLength(text) : text.length;
+}
+
+/** A text into `buffer` at `at`, as it is: its bytes copied, or a string encoded; returns where it ends. */
+export function writeText(buffer: Buffer, at: number, text: Utf8Text): number {
+  if (typeof text === 'string') return at + buffer.write(text, at, 'utf8');
+  buffer.set(text, at);
+  return at + text.length;
+}
+
+/** Items that are each one JSON text, written as they are (the feed's events). */
+export const JSON_TEXT_ITEMS: ItemWriter<Utf8Text> = { bytes: textBytes, write: writeText };
+
 /**
- * A page of a list or of the feed: `writeItem` pushes each item's JSON text, in pieces, onto one array,
- * joined once into one flat string (a template around the joined items made Fastify copy the page to
- * count its bytes), and sent as bytes written into a buffer of PAGE_BUFFERS.
+ * Orders as their read shows them: the database's JSON of each up to its paymentUrl (ORDER_JSON_SQL),
+ * then the link, which only the platform can make (its key never reaches the database), and the brace.
  */
-export function sendPage<Item>(
-  reply: FastifyReply,
-  items: readonly Item[],
-  writeItem: (parts: string[], item: Item) => void,
-  hasMore: boolean,
-  nextCursor: string | undefined,
-): FastifyReply {
-  const parts = ['{"data":['];
-  items.forEach((item, index) => {
-    if (index > 0) parts.push(',');
-    writeItem(parts, item);
-  });
-  parts.push(`],"hasMore":${hasMore}`, nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`, '}');
-  return sendBytes(reply, parts.join(''));
+export function orderWriter(links: PaymentLinks): ItemWriter<OrderJsonRow> {
+  return {
+    bytes: (order) => textBytes(order.order_json) + 1 + links.urlBytes() + 2,
+    write(buffer, at, order) {
+      at = writeText(buffer, at, order.order_json);
+      buffer[at++] = QUOTE;
+      at = links.writeUrl(order.uuid, buffer, at);
+      buffer[at++] = QUOTE;
+      buffer[at++] = CLOSING_BRACE;
+      return at;
+    },
+  };
 }
 
 /**
- * The page's text as bytes in a buffer that is used again once the response is sent. As a string,
- * node:http put the response's head before it (head + text) and wrote that out, which made a flat copy
- * of the page in the JavaScript heap: 80-120 KB a page, a quarter of what a page of 100 allocated, and
- * the collector's young generation filled that much sooner (a scavenge pauses the process about 1 ms).
- * A Buffer is written after the head, without a copy. A fresh Buffer a page was tried before and
+ * The response's bytes, in a buffer that is used again once the response is sent. The text of a page
+ * is never made a string: its pieces, each order's 12 columns as strings, their join and node:http's
+ * copy of the whole (head + text) were 530 KB of the JavaScript heap a page of 100, and the collector's
+ * young generation filled that much sooner (a scavenge pauses the process about 1 ms; on PGlite, where
+ * the database runs in the process, every 28th page took one). Written as bytes around the database's
+ * bytes, a page allocates about 90 KB (bench/README.md). A fresh Buffer a page was tried before and
  * undone: its bytes, outside the heap, are memory V8 counts against its full collections, and side by
  * side with reads the platform made twice as many (34 against 17 in 40 s on PGlite), so the buffers are
  * kept: the pages in flight at once (one a connection, at most), each back once node:http has handed
  * the response's last bytes to the system ('finish'). A response whose connection closed before that
  * leaves its buffer to the collector: the socket may still hold it.
  */
-function sendBytes(reply: FastifyReply, text: string): FastifyReply {
-  const buffer = PAGE_BUFFERS.take(Buffer.byteLength(text));
+function sendBuffer(reply: FastifyReply, buffer: Buffer, written: number): FastifyReply {
   // What was written is what is sent: a buffer used again holds an earlier page (another merchant's) beyond it.
-  const written = buffer.write(text, 0, 'utf8');
   reply.raw.once('finish', () => PAGE_BUFFERS.give(buffer));
   return reply.type(JSON_MEDIA_TYPE).send(buffer.subarray(0, written));
 }

@@ -3,14 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
-import { readOrderJson } from '../orders/order-rows.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { callbackUrlProblem, PRIVATE_DESTINATION, type CallbackPolicy } from '../callbacks/destinations.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
 import type { Metrics } from './metrics.js';
-import { sendJsonText } from './json-text.js';
+import { orderWriter, sendItem } from './json-text.js';
 import { ProblemError } from './problems.js';
 
 export interface PartnerRouteDeps extends GuardDeps {
@@ -25,6 +24,7 @@ export interface PartnerRouteDeps extends GuardDeps {
 
 export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
   const preValidation = merchantGuard(deps);
+  const writeOrder = orderWriter(deps.paymentLinks);
 
   app.post<{ Body: CreateDepositOrderRequest }>(
     '/partner/v1/platforms/orders',
@@ -55,7 +55,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
     async (request, reply) => {
       const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
-      return sendJsonText(reply, readOrderJson(order, deps.paymentLinks.url(order.uuid)));
+      return sendItem(reply, order, writeOrder);
     },
   );
 

@@ -1,15 +1,14 @@
 // Reconciliation: a merchant's orders and withdrawals a page at a time, its events as a feed, each
 // event's deliveries and its redelivery. Every request is the merchant's own (merchantGuard); cursors
 // are bound to the merchant and to the walk's filters (shared/cursors.ts).
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { operations } from '../../../generated/schema.js';
-import { eventDeliveries, writeDeliveryJson } from '../callbacks/history.js';
-import { readFeed, type FeedEvent, type FeedPosition } from '../callbacks/feed.js';
+import { eventDeliveries } from '../callbacks/history.js';
+import { readFeed, type FeedPosition } from '../callbacks/feed.js';
 import { CallbackInFlightError, redeliverEvent } from '../callbacks/redelivery.js';
 import { feedPositionExpired } from '../callbacks/retention.js';
 import type { Database } from '../db/database.js';
 import { ROW_POSITION_LENGTHS, type RowPosition } from '../db/pages.js';
-import { writeOrderJson, type ReadOrderRow } from '../orders/order-rows.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { walkScope, type CursorCodec } from '../shared/cursors.js';
@@ -17,7 +16,7 @@ import { parsePlatformDateTime, platformDateTime } from '../shared/time.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
 import { componentSchema, queryParams } from './openapi-document.js';
-import { sendPage } from './json-text.js';
+import { JSON_TEXT_ITEMS, orderWriter, sendPage } from './json-text.js';
 import { invalidParameters, ProblemError } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -59,6 +58,7 @@ const CURSOR_REFUSED = 'was not issued to this API key for these filters, or it 
 export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationRouteDeps) {
   const preValidation = merchantGuard(deps);
   const { cursors } = deps;
+  const writeOrder = orderWriter(deps.paymentLinks);
 
   /** The position a cursor holds for this merchant and walk; a 422 naming `cursor` for any other. */
   function positionOf(merchantId: string, scope: string, cursor: string | undefined, lengths: readonly number[]): string[] | undefined {
@@ -79,8 +79,9 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
       const after = positionOf(merchantId, scope, request.query.cursor, ROW_POSITION_LENGTHS) as RowPosition | undefined;
       const page = await deps.orders.list(merchantId, filters, after, request.query.limit!);
       // Each item is the order as its read writes it, unconfirmed transfers included.
-      const writeOrder = (parts: string[], order: ReadOrderRow) => writeOrderJson(parts, order, deps.paymentLinks.url(order.uuid));
-      return sendPage(reply, page.orders, writeOrder, page.next !== undefined, page.next && cursors.encode(merchantId, scope, page.next));
+      const sent = sendPage(reply, page.rows, writeOrder, page.next !== undefined, page.next && cursors.encode(merchantId, scope, page.next));
+      page.release();
+      return sent;
     },
   );
 
@@ -114,7 +115,9 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
         throw new ProblemError(410, 'cursor_expired', `The events after this cursor are no longer kept (${deps.eventRetentionDays} days); list your orders to reconcile, then read the feed without a cursor.`);
       }
       const page = await readFeed(deps.db, merchantId, filters, after, request.query.limit!);
-      return sendFeedPage(reply, page.events, page.more, cursors.encode(merchantId, scope, page.next));
+      const sent = sendPage(reply, page.events, JSON_TEXT_ITEMS, page.more, cursors.encode(merchantId, scope, page.next));
+      page.release();
+      return sent;
     },
   );
 
@@ -150,19 +153,4 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
       }
     },
   );
-}
-
-/**
- * A page of the feed: each event's `data` is the frozen body spliced in as it is, the same bytes as its
- * callbacks' body (a parse and a serialization could reorder or respell it), and no parse of bodies the
- * page only passes on.
- */
-function sendFeedPage(reply: FastifyReply, events: readonly FeedEvent[], more: boolean, nextCursor: string): FastifyReply {
-  // The order's uuid (its column's type) and the time (digits from to_char) go in quoted as they are.
-  const writeEvent = (parts: string[], event: FeedEvent) => {
-    parts.push('{"id":', JSON.stringify(event.webhookId), ',"type":', JSON.stringify(event.type), ',"orderUuid":"', event.orderUuid, '","createdAt":"', event.createdAt, '","data":', event.body, ',"delivery":');
-    writeDeliveryJson(parts, event.delivery);
-    parts.push('}');
-  };
-  return sendPage(reply, events, writeEvent, more, nextCursor);
 }

@@ -4,9 +4,9 @@
 import type { CreatedDepositOrder, DepositOrder } from '../../../generated/schema.js';
 import type { Network } from '../addresses/derivation.js';
 import { uuidInBatch } from '../db/batched-reads.js';
-import type { Sql } from '../db/database.js';
+import type { Sql, Utf8Text } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
-import { UNCONFIRMED_JSON_SQL, unconfirmedJson, type UnconfirmedJson } from './unconfirmed.js';
+import { UNCONFIRMED_JSON_SQL } from './unconfirmed.js';
 
 /** What an order's representations need, and its callback URL for idempotency checks. */
 export interface OrderRow {
@@ -47,60 +47,35 @@ export async function orderAddress(sql: Sql, uuid: string): Promise<{ uuid: stri
 }
 
 /**
- * An order's row as its read and the list take it: what it shows (not its callback and return URLs) and
- * its unconfirmed transfers (UNCONFIRMED_JSON_SQL).
+ * The order as its read and the list show it, as JSON text written by the database, up to its
+ * paymentUrl: `{"uuid":…,"unconfirmedDeposits":[…],"paymentUrl":`. The platform writes the link after it
+ * (its key never reaches the database) and the closing brace (http/json-text.ts orderWriter), and the
+ * text goes out as the database wrote it: a list page of 100 took each order's 12 columns as strings and
+ * wrote them into JSON again (bench/README.md). The same keys, order and values as toDepositOrder with
+ * the transfers and the link, serialized; order-json.test.ts checks byte for byte. The uuid (its type),
+ * the network, currency and status (CHECKs of 001_orders.sql), the expiry (digits from to_char), the
+ * amounts (bigint, within what a JSON number carries exactly: migration 013), and the address and its QR
+ * code (migration 014) hold nothing JSON escapes; the customer id and the description are written by
+ * to_json, which escapes what JSON.stringify escapes (text holds no lone surrogate), and the description
+ * is left out when it is null, as toDepositOrder leaves it out.
  */
-export type ReadOrderRow = Omit<OrderRow, 'callback_url' | 'return_url'> & { unconfirmed: UnconfirmedJson[] | string | null };
+const ORDER_JSON_SQL = `concat('{"uuid":"', o.uuid, '","blockchain":"', o.blockchain, '","currency":"', o.currency,
+  '","targetCurrency":"', o.currency, '","customerId":', to_json(o.customer_id), ',"address":"', o.address, '","addressQr":"', o.address_qr,
+  '","expiredAt":"', to_char(o.expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '","rate":1,"status":"', o.status,
+  '","minAmount":', o.min_amount, ',"description":' || to_json(o.description), ',"receivedAmount":', o.received_amount,
+  ',"unconfirmedDeposits":', coalesce(${UNCONFIRMED_JSON_SQL}, '[]'), ',"paymentUrl":')`;
 
-/** The columns of a ReadOrderRow, in a query whose deposit_orders row is `o`. */
-export const READ_ORDER_COLUMNS = `${SHOWN_COLUMNS}, ${UNCONFIRMED_JSON_SQL} AS unconfirmed`;
+/** The columns of an OrderJsonRow, in a query whose deposit_orders row is `o`. */
+export const ORDER_JSON_COLUMNS = `o.uuid, ${ORDER_JSON_SQL} AS order_json`;
 
-/**
- * The order as its read shows it, as JSON text, pushed in pieces onto `parts` (the read joins its own;
- * a list page pushes its 100 orders onto one array and joins it once). Written from the row's columns,
- * not as an object spread three times (the order, its transfers, its link) and then serialized: a list
- * page of 100 took about 1.5 times the CPU that way (bench/README.md). Nor concatenated: a string built
- * with `+` left one intermediate string a piece, a page's worth of garbage a page. The same keys, order
- * and values as toDepositOrder with the transfers and the link; order-json.test.ts checks byte for byte.
- * The uuid (its type), the network, currency and status (CHECKs of 001_orders.sql), the expiry (digits
- * from to_char), and the address and its QR code (the CHECK of 014_addresses_need_no_json_escape.sql)
- * hold nothing JSON escapes, so they go in quoted, not serialized or searched for a character to escape.
- */
-export function writeOrderJson(parts: string[], row: ReadOrderRow, paymentUrl: string): void {
-  parts.push('{"uuid":"', row.uuid, '","blockchain":"', row.blockchain, '","currency":"', row.currency, '","targetCurrency":"', row.currency, '","customerId":');
-  pushJsonString(parts, row.customer_id);
-  parts.push(',"address":"', row.address, '","addressQr":"', row.address_qr, '","expiredAt":"', row.expired_at, '","rate":1,"status":"', row.status, '","minAmount":', String(toJsonInteger(row.min_amount)));
-  if (row.description !== null) {
-    parts.push(',"description":');
-    pushJsonString(parts, row.description);
-  }
-  parts.push(',"receivedAmount":', String(toJsonInteger(row.received_amount)), ',"unconfirmedDeposits":');
-  parts.push(row.unconfirmed === null ? '[]' : JSON.stringify(unconfirmedJson(row.unconfirmed)), ',"paymentUrl":');
-  pushJsonString(parts, paymentUrl);
-  parts.push('}');
+/** An order as its read and the list take it: its uuid (for its link) and its JSON up to the link. */
+export interface OrderJsonRow {
+  uuid: string;
+  order_json: Utf8Text;
 }
 
-/** The order as its read shows it, as JSON text (writeOrderJson). */
-export function readOrderJson(row: ReadOrderRow, paymentUrl: string): string {
-  const parts: string[] = [];
-  writeOrderJson(parts, row, paymentUrl);
-  return parts.join('');
-}
-
-/**
- * Text JSON.stringify leaves as it is: no quote, backslash or control character, and no surrogate (it
- * escapes a lone one; text with a pair is simply given to it).
- */
-const NOTHING_TO_ESCAPE = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
-
-/**
- * `text` as a JSON string: between quotes as it is when it holds nothing to escape (no copy of the text
- * is made), else JSON.stringify's.
- */
-function pushJsonString(parts: string[], text: string): void {
-  if (NOTHING_TO_ESCAPE.test(text)) parts.push('"', text, '"');
-  else parts.push(JSON.stringify(text));
-}
+/** The column a list reads as bytes (Sql.queryBytes). */
+export const ORDER_JSON_BYTES = ['order_json'] as const;
 
 /**
  * What a payment page shows of orders, by uuid (payment-page/order.ts reads it in batches): the order,

@@ -4,17 +4,17 @@ import { randomUUID } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { AddressPool } from '../addresses/pool.js';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
-import { ORDER_COLUMNS, READ_ORDER_COLUMNS, toCreatedDepositOrder, type CreatedOrderView, type OrderRow, type ReadOrderRow } from './order-rows.js';
+import { ORDER_COLUMNS, ORDER_JSON_COLUMNS, toCreatedDepositOrder, type CreatedOrderView, type OrderJsonRow, type OrderRow } from './order-rows.js';
 import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, uuidInBatch, type OwnedRow } from '../db/batched-reads.js';
 import type { Database, Sql } from '../db/database.js';
-import type { RowPosition } from '../db/pages.js';
+import type { Page, RowPosition } from '../db/pages.js';
 import { listOrders, type OrderListFilters } from './order-list.js';
 import { platformDateTime, type Clock } from '../shared/time.js';
 
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
-export const READ_ORDERS_SQL = `SELECT merchant_id, ${READ_ORDER_COLUMNS} FROM deposit_orders o WHERE ${uuidInBatch()}`;
+export const READ_ORDERS_SQL = `SELECT merchant_id, ${ORDER_JSON_COLUMNS} FROM deposit_orders o WHERE ${uuidInBatch()}`;
 
 export type CreateResult =
   | { outcome: 'created' | 'replayed'; order: CreatedOrderView }
@@ -161,7 +161,7 @@ interface OpenCount {
 
 export class Orders {
   private readonly addresses: AddressPool;
-  private readonly readOwned: (merchantId: string, uuid: string) => Promise<(ReadOrderRow & OwnedRow) | undefined>;
+  private readonly readOwned: (merchantId: string, uuid: string) => Promise<(OrderJsonRow & OwnedRow) | undefined>;
   private readonly inserts: DataLoader<NewOrder, Inserted>;
   /** Each merchant's open orders as last counted (see mayOpenAnother). */
   private readonly openCounts = new Map<string, OpenCount>();
@@ -292,13 +292,13 @@ export class Orders {
     return this.addresses.close();
   }
 
-  /** An order's row as its read shows it (readOrderJson), with the transfers seen and not yet confirmed: one batched query. */
-  read(merchantId: string, uuid: string): Promise<ReadOrderRow | undefined> {
+  /** An order as its read shows it (its JSON, ORDER_JSON_SQL), with the transfers seen and not yet confirmed: one batched query. */
+  read(merchantId: string, uuid: string): Promise<OrderJsonRow | undefined> {
     return this.readOwned(merchantId, uuid);
   }
 
   /** A page of the merchant's orders, newest first (order-list.ts). */
-  list(merchantId: string, filters: OrderListFilters, after: RowPosition | undefined, limit: number): Promise<{ orders: ReadOrderRow[]; next: RowPosition | undefined }> {
+  list(merchantId: string, filters: OrderListFilters, after: RowPosition | undefined, limit: number): Promise<Page<OrderJsonRow>> {
     return listOrders(this.db, merchantId, filters, after, limit);
   }
 }

@@ -40,16 +40,17 @@ export async function replaceUnconfirmed(
 }
 
 /**
- * An order's unconfirmed transfers, oldest first, as the contract's UnconfirmedDeposit list in one json
- * column of a query whose deposit_orders row is `o` (null when it has none): the read, the list and the
- * payer's page take them in the query they make anyway. Amounts are JSON numbers, exact: the table's
- * check keeps them within what one carries (migration 013). The table is empty but for the few blocks a
- * transfer waits for confirmation, so the query looks it up once (EXISTS, uncorrelated, runs once a
- * statement) before it looks for each order's rows.
+ * An order's unconfirmed transfers, oldest first, as the contract's UnconfirmedDeposit list, as JSON
+ * text in JSON.stringify's shape (no spaces), in one column of a query whose deposit_orders row is `o`
+ * (null when it has none): the read and the list write it as it is (order-rows.ts), the payer's page
+ * parses it. Amounts are JSON numbers, exact: the table's check keeps them within what one carries
+ * (migration 013); the hash is escaped by to_json, as JSON.stringify escapes (order-json.test.ts). The
+ * table is empty but for the few blocks a transfer waits for confirmation, so the query looks it up once
+ * (EXISTS, uncorrelated, runs once a statement) before it looks for each order's rows.
  */
-export const UNCONFIRMED_JSON_SQL = `CASE WHEN EXISTS (SELECT 1 FROM unconfirmed_deposits) THEN (SELECT json_agg(json_build_object(
-     'txId', u.tx_hash, 'amount', u.amount, 'confirmations', u.confirmations,
-     'requiredConfirmations', u.required_confirmations) ORDER BY u.block_number, u.log_index)
+export const UNCONFIRMED_JSON_SQL = `CASE WHEN EXISTS (SELECT 1 FROM unconfirmed_deposits) THEN (SELECT '[' || string_agg(concat(
+     '{"txId":', to_json(u.tx_hash), ',"amount":', u.amount, ',"confirmations":', u.confirmations,
+     ',"requiredConfirmations":', u.required_confirmations, '}'), ',' ORDER BY u.block_number, u.log_index) || ']'
    FROM (SELECT * FROM unconfirmed_deposits WHERE order_uuid = o.uuid ORDER BY block_number, log_index LIMIT ${MAX_PER_ORDER}) u) END`;
 
 /** One element of that column, as the contract's UnconfirmedDeposit. */
@@ -60,7 +61,7 @@ export interface UnconfirmedJson {
   requiredConfirmations: number;
 }
 
-/** The column as the drivers give it: parsed json (both do), or text should one leave it as such. */
-export function unconfirmedJson(value: UnconfirmedJson[] | string | null): UnconfirmedJson[] {
-  return (typeof value === 'string' ? JSON.parse(value) : value ?? []) as UnconfirmedJson[];
+/** The column parsed (the payer's page). */
+export function unconfirmedJson(value: string | null): UnconfirmedJson[] {
+  return (value === null ? [] : JSON.parse(value)) as UnconfirmedJson[];
 }

@@ -13,6 +13,7 @@ const UUID_LENGTH = 36;
 /** SHA-256's block: HMAC's pads are as long (RFC 2104). */
 const BLOCK = 64;
 const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const SLASH = 0x2f;
 
 /**
  * HMAC-SHA256 (RFC 2104) of a lowercase uuid, written out with node:crypto's one-shot `hash`, as a
@@ -37,17 +38,41 @@ class UuidMac {
   /** The MAC's first 16 bytes as unpadded base64url. */
   token(uuid: string): string {
     if (!isUuid(uuid)) throw new RangeError('a payment link is made for a uuid');
-    this.inner.write(uuid.toLowerCase(), BLOCK, 'latin1');
+    const mac = this.mac(uuid.toLowerCase());
+    return mac.slice(0, 21) + lastCharacter(mac);
+  }
+
+  /** The token, written into `buffer` at `at` (TOKEN_LENGTH bytes), of a uuid written in lowercase (as PostgreSQL writes one). */
+  writeToken(uuid: string, buffer: Buffer, at: number): void {
+    if (!LOWERCASE_UUID.test(uuid)) throw new RangeError('a payment link is written for a uuid in lowercase');
+    const mac = this.mac(uuid);
+    buffer.write(mac, at, 21, 'latin1');
+    buffer[at + 21] = lastCharacter(mac).charCodeAt(0);
+  }
+
+  /** The whole MAC of a lowercase uuid, as base64url. */
+  private mac(uuid: string): string {
+    this.inner.write(uuid, BLOCK, 'latin1');
     // 'binary' is latin1, one character a byte: the inner hash is written back as its 32 bytes.
     this.outer.write(hash('sha256', this.inner, 'binary'), BLOCK, 'latin1');
-    const mac = hash('sha256', this.outer, 'base64url');
-    // 16 bytes are 21 characters and 2 bits: the 22nd character keeps those bits, the rest are 0.
-    return mac.slice(0, 21) + BASE64URL[BASE64URL.indexOf(mac[21]!) & 0b110000];
+    return hash('sha256', this.outer, 'base64url');
   }
 }
 
+/** 16 bytes are 21 base64 characters and 2 bits: the 22nd character keeps those bits, the rest are 0. */
+function lastCharacter(mac: string): string {
+  return BASE64URL[BASE64URL.indexOf(mac[21]!) & 0b110000]!;
+}
+
+const LOWERCASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const TOKEN_LENGTH = 22;
+/** What a base URL holds that a JSON string would have to escape, or that is not one byte a character. */
+const NOT_JSON_SAFE_ASCII = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/;
+
 export class PaymentLinks {
   private readonly mac: UuidMac;
+  /** The last base URL checkedBase passed. */
+  private checked: string | undefined;
 
   /** `baseUrl` is read when a link is made: the listen address is known only once the server listens. */
   constructor(
@@ -65,6 +90,39 @@ export class PaymentLinks {
   /** The order's paymentUrl. */
   url(uuid: string): string {
     return this.baseUrl() + this.path(uuid);
+  }
+
+  /** The length of every paymentUrl now, in bytes: what writeUrl writes. */
+  urlBytes(): number {
+    return this.checkedBase().length + PAGE_PREFIX.length + 1 + UUID_LENGTH + 1 + TOKEN_LENGTH;
+  }
+
+  /**
+   * url(uuid) written into `buffer` at `at`, as the bytes of a JSON string's inside (a list page writes
+   * 100 with no string made of them); returns where it ends. The uuid is in lowercase, as PostgreSQL
+   * writes one.
+   */
+  writeUrl(uuid: string, buffer: Buffer, at: number): number {
+    at += buffer.write(this.checkedBase(), at, 'latin1');
+    at += buffer.write(PAGE_PREFIX, at, 'latin1');
+    buffer[at++] = SLASH;
+    at += buffer.write(uuid, at, 'latin1');
+    buffer[at++] = SLASH;
+    this.mac.writeToken(uuid, buffer, at);
+    return at + TOKEN_LENGTH;
+  }
+
+  /**
+   * The base URL, checked to be written as it is: a URL's serialization (config.ts) is ASCII, with
+   * quotes and backslashes percent-encoded, but the check is made once for every base it returns.
+   */
+  private checkedBase(): string {
+    const base = this.baseUrl();
+    if (base !== this.checked) {
+      if (NOT_JSON_SAFE_ASCII.test(base)) throw new RangeError(`the payment pages' base URL is not JSON-safe ASCII: ${JSON.stringify(base)}`);
+      this.checked = base;
+    }
+    return base;
   }
 
   /** True only for the token this platform made for this uuid; compared in constant time. */

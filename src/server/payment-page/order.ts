@@ -5,7 +5,7 @@ import type { Network } from '../addresses/derivation.js';
 import { batchedReads } from '../db/batched-reads.js';
 import type { Database } from '../db/database.js';
 import { READ_PAGE_ORDERS_SQL, type OrderRow } from '../orders/order-rows.js';
-import { unconfirmedJson, type UnconfirmedJson } from '../orders/unconfirmed.js';
+import { unconfirmedJson } from '../orders/unconfirmed.js';
 
 /** A credited deposit as the page lists it. */
 export interface PagePayment {
@@ -66,7 +66,7 @@ type Row = Pick<OrderRow, 'uuid' | 'blockchain' | 'address' | 'address_qr' | 'st
   display_name: string | null;
   deposits: { txId: string; amount: string; simulated: boolean; at: string }[] | string | null;
   deposit_count: number;
-  unconfirmed: UnconfirmedJson[] | string | null;
+  unconfirmed: string | null;
 };
 
 /** json comes parsed from both drivers; text is taken too, should a driver leave it as such. */

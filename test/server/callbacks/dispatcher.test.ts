@@ -327,6 +327,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
         }
         return result as never;
       },
+      queryBytes: (text, params, bytes, options) => t.db.queryBytes(text, params, bytes, options),
       exec: (text) => t.db.exec(text),
       close: () => t.db.close(),
       transaction: (work) => t.db.transaction(work),

@@ -1,33 +1,46 @@
-// An event's delivery as the feed writes it (writeDeliveryJson) against the summary the deliveries
-// endpoint returns (deliverySummary), serialized: the same text, byte for byte, in every state.
-import { describe, expect, it } from 'vitest';
-import { CALLBACK_STATES, deliverySummary, writeDeliveryJson, type DeliveryColumns } from '../../../src/server/callbacks/history.js';
+// An event's delivery as the feed's JSON has it (DELIVERY_JSON_SQL, written by the database) against the
+// summary the deliveries endpoint returns (deliverySummary), serialized: the same text, byte for byte, in
+// every state, with and without the times, and with a URL to escape.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CALLBACK_STATES, DELIVERY_COLUMNS, DELIVERY_JSON_SQL, deliverySummary, type DeliveryColumns } from '../../../src/server/callbacks/history.js';
+import type { Database } from '../../../src/server/db/database.js';
+import { DATABASES, freshDatabase } from '../../support/platform.js';
 
-function written(row: DeliveryColumns): string {
-  const parts: string[] = [];
-  writeDeliveryJson(parts, row);
-  return parts.join('');
-}
+describe.each(DATABASES)("an event's delivery as JSON on %s", (kind) => {
+  let db: Database;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    ({ db, drop } = await freshDatabase(kind));
+  });
+  afterAll(async () => {
+    await db?.close();
+    await drop?.();
+  });
 
-describe("an event's delivery as JSON", () => {
-  it('is JSON.stringify of its summary, in every state, with and without the times, and with a URL to escape', () => {
-    const urls = ['https://merchant.example/callbacks', 'https://merchant.example/cb?a="b"&c=\\d\u2028é'];
+  /** Both from one row of callback_outbox's columns: the summary's columns and the JSON. */
+  async function written(state: string, url: string, attempts: number, nextAttemptAt: string, deliveredAt: string | null) {
+    const [row] = await db.query<DeliveryColumns & { json: string }>(
+      `SELECT ${DELIVERY_COLUMNS}, ${DELIVERY_JSON_SQL} AS json
+         FROM (VALUES ($1::text, $2::text, $3::int, $4::timestamptz, $5::timestamptz)) AS o (state, url, attempts, next_attempt_at, delivered_at)`,
+      [state, url, attempts, nextAttemptAt, deliveredAt],
+    );
+    return row!;
+  }
+
+  it('is JSON.stringify of its summary, in every state, with and without the times, and with a URL to escape', async () => {
+    const urls = ['https://merchant.example/callbacks', 'https://merchant.example/cb?a="b"&c=\\d\u2028é\u0001😀'];
     let checked = 0;
     for (const state of CALLBACK_STATES) {
       for (const url of urls) {
-        for (const deliveredAt of [null, '2026-12-01 10:00:01']) {
-          const row: DeliveryColumns = { state, url, attempts: state === 'pending' ? 0 : 7, next_attempt_at: state === 'pending' ? '2026-12-01 10:00:05' : null, delivered_at: deliveredAt };
-          expect(written(row)).toBe(JSON.stringify(deliverySummary(row)));
+        for (const deliveredAt of [null, '2026-12-01 10:00:01.123456+00']) {
+          const { json, ...columns } = await written(state, url, state === 'pending' ? 0 : 7, '2026-12-01 10:00:05.5+00', deliveredAt);
+          expect(json).toBe(JSON.stringify(deliverySummary(columns)));
           checked++;
         }
       }
     }
     expect(checked).toBe(CALLBACK_STATES.length * 4);
-    expect(JSON.parse(written({ state: 'pending', url: urls[0]!, attempts: 2, next_attempt_at: '2026-12-01 10:00:05', delivered_at: null }))).toEqual({
-      state: 'pending',
-      url: urls[0],
-      attempts: 2,
-      nextAttemptAt: '2026-12-01 10:00:05',
-    });
+    const { json } = await written('pending', urls[0]!, 2, '2026-12-01 10:00:05+00', null);
+    expect(JSON.parse(json)).toEqual({ state: 'pending', url: urls[0], attempts: 2, nextAttemptAt: '2026-12-01 10:00:05' });
   });
 });

@@ -40,6 +40,7 @@ describe.each(DATABASES)('batched owned reads on %s', (kind) => {
         if (fail()) throw new Error('database unreachable');
         return db.query<Row>(text, params);
       },
+      queryBytes: () => Promise.reject(new Error('batched reads read text')),
     };
     return { read: batchedOwnedReads<Thing>(sql, SELECT), queries };
   }

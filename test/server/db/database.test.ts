@@ -1,9 +1,10 @@
 // The database layer's statements are prepared once, named after their text, on both databases: PGlite's
 // own query() would parse and plan each call (src/server/db/database.ts). What the platform relies on:
-// the same rows and errors as an unprepared query, a connection that stays usable after an error, and a
-// statement that a DISCARD ALL dropped prepared again.
+// the same rows and errors as an unprepared query, a connection that stays usable after an error, a
+// statement that a DISCARD ALL dropped prepared again, and columns read as bytes that hold their text.
 import { describe, expect, it } from 'vitest';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { textOf } from '../../support/utf8.js';
 
 /** The platform's prepared statement of a text, and how many times it was executed. */
 const PREPARED_SQL = "SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements WHERE statement = $1 AND name LIKE 'partner\\_%'";
@@ -60,6 +61,37 @@ describe.each(DATABASES)('statements on %s', (kind) => {
       expect(await db.query(later)).toEqual([{ n: 0 }]);
       await db.query(insert, [2]);
       expect(await db.query<{ id: number }>('SELECT id FROM t ORDER BY id')).toEqual([{ id: 1 }, { id: 2 }]);
+    } finally {
+      await drop();
+    }
+  });
+
+  it('give the columns asked as bytes as their UTF-8 bytes (PGlite) or as text (PostgreSQL), the others as query gives them', async () => {
+    const { db, drop } = await freshDatabase(kind);
+    try {
+      // Two answers of several writes each, one held while the next is read: each keeps its own bytes.
+      const text = `SELECT g AS n, CASE WHEN g % 3 <> 0 THEN concat('{"g":', g, ',"name":"Zoë ', repeat('é€😀', g % 200), '"}') END AS json
+                      FROM generate_series(1, $1::int) AS g`;
+      const expected = (g: number) => (g % 3 === 0 ? null : `{"g":${g},"name":"Zoë ${'é€😀'.repeat(g % 200)}"}`);
+      const first = await db.queryBytes<{ n: number; json: Uint8Array | string | null }>(text, [2000], ['json']);
+      const second = await db.queryBytes<{ n: number; json: Uint8Array | string | null }>(text, [1500], ['json']);
+      for (const [held, count] of [[first, 2000], [second, 1500]] as const) {
+        expect(held.rows.map((row) => row.n)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+        expect(held.rows.map((row) => (row.json === null ? null : textOf(row.json)))).toEqual(held.rows.map((row) => expected(row.n)));
+        expect(held.rows.every((row) => row.json === null || (kind === 'pglite' ? row.json instanceof Uint8Array : typeof row.json === 'string'))).toBe(true);
+      }
+      first.release();
+      first.release(); // once only: the second call gives nothing back again
+      second.release();
+      // Released buffers hold the next answers, each its own.
+      const [a, b] = await Promise.all([db.queryBytes<{ json: Uint8Array | string }>(text, [4], ['json']), db.queryBytes<{ json: Uint8Array | string }>(text, [5], ['json'])]);
+      expect(a.rows.map((row) => row.json && textOf(row.json))).toEqual([1, 2, 3, 4].map(expected));
+      expect(b.rows.map((row) => row.json && textOf(row.json))).toEqual([1, 2, 3, 4, 5].map(expected));
+      // In a transaction, and for a column not asked, text as query gives it.
+      const inTransaction = await db.transaction((tx) => tx.queryBytes<{ json: string | null }>(text, [4], ['json']));
+      expect(inTransaction.rows.map((row) => row.json)).toEqual([1, 2, 3, 4].map(expected));
+      expect((await db.queryBytes<{ json: string | null }>(text, [4], ['other'])).rows.map((row) => row.json)).toEqual([1, 2, 3, 4].map(expected));
+      await expect(db.queryBytes('SELECT $1::uuid', ['not-a-uuid'], ['uuid'])).rejects.toMatchObject({ code: '22P02' });
     } finally {
       await drop();
     }

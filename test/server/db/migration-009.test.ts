@@ -7,6 +7,7 @@ import { migrate } from '../../../src/server/db/migrate.js';
 import { readFeed } from '../../../src/server/callbacks/feed.js';
 import { listOrders } from '../../../src/server/orders/order-list.js';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { textOf } from '../../support/utf8.js';
 
 const MIGRATION = '009_reconciliation';
 const MERCHANT = '11111111-1111-4111-8111-111111111111';
@@ -46,8 +47,10 @@ describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind
     const updated = await db.query<{ uuid: string; updated_at: Date }>('SELECT uuid, updated_at FROM deposit_orders ORDER BY uuid');
     expect(updated.map((row) => row.updated_at.toISOString())).toEqual(['2026-11-05T13:00:00.000Z', '2026-11-02T10:00:00.000Z']);
     const page = await listOrders(db, MERCHANT, { updatedSince: '2026-11-03 00:00:00' }, undefined, 10);
-    expect(page.orders.map((o) => o.uuid)).toEqual([ORDERS[0]]);
+    expect(page.rows.map((o) => o.uuid)).toEqual([ORDERS[0]]);
+    page.release();
     const feed = await readFeed(db, MERCHANT, {}, undefined, 10);
-    expect(feed.events.map((e) => e.webhookId)).toEqual(['msg_old1', 'msg_old2']);
+    expect(feed.events.map((e) => JSON.parse(textOf(e)).id)).toEqual(['msg_old1', 'msg_old2']);
+    feed.release();
   });
 });

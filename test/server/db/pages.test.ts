@@ -12,6 +12,7 @@ import { readFeed } from '../../../src/server/callbacks/feed.js';
 import { listOrders } from '../../../src/server/orders/order-list.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { DATABASES, freshDatabase, inOneSession, PLANS_SQL, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+import { textOf } from '../../support/utf8.js';
 
 describe.each(DATABASES)('a page on %s', (kind) => {
   let t: TestPlatform;
@@ -59,7 +60,10 @@ describe.each(DATABASES)('a page on %s', (kind) => {
   async function planned<T>(read: (sql: Sql) => Promise<T>) {
     return inOneSession(kind, t.db, async (sql) => {
       const texts = new Set<string>();
-      const spy: Sql = { query: (text, params, options) => (texts.add(text), sql.query(text, params, options)) };
+      const spy: Sql = {
+        query: (text, params, options) => (texts.add(text), sql.query(text, params, options)),
+        queryBytes: (text, params, bytes, options) => (texts.add(text), sql.queryBytes(text, params, bytes, options)),
+      };
       const results: T[] = [];
       for (let i = 0; i < 8; i++) results.push(await read(spy));
       const plans = await sql.query<{ generic_plans: bigint; custom_plans: bigint }>(PLANS_SQL, [[...texts][0]]);
@@ -70,7 +74,7 @@ describe.each(DATABASES)('a page on %s', (kind) => {
   const KEPT = [{ name: expect.stringMatching(/^partner_shaped_/), custom_plans: 5n, generic_plans: 3n }];
 
   it('keeps one generic plan after its first runs, and gives the same pages', async () => {
-    const { texts, results, plans } = await planned(async (sql) => (await listOrders(sql, merchantId, {}, undefined, 20)).orders.map((order) => order.uuid));
+    const { texts, results, plans } = await planned(async (sql) => (await listOrders(sql, merchantId, {}, undefined, 20)).rows.map((order) => order.uuid));
     expect(texts).toHaveLength(1);
     expect(texts[0]).toContain('LIMIT 21');
     expect(results[0]).toHaveLength(20);
@@ -79,7 +83,7 @@ describe.each(DATABASES)('a page on %s', (kind) => {
   });
 
   it('keeps one for a page after a cursor, deep in the walk', async () => {
-    const { results, plans } = await planned(async (sql) => (await listOrders(sql, merchantId, {}, cursor, 100)).orders.map((order) => order.uuid));
+    const { results, plans } = await planned(async (sql) => (await listOrders(sql, merchantId, {}, cursor, 100)).rows.map((order) => order.uuid));
     expect(results[0]).toHaveLength(100);
     expect(results[0]).not.toContain(cursor[0]);
     for (const page of results) expect(page).toEqual(results[0]);
@@ -93,15 +97,15 @@ describe.each(DATABASES)('a page on %s', (kind) => {
       'SELECT uuid::text AS uuid FROM deposit_orders WHERE merchant_id = $1 ORDER BY created_at DESC, uuid DESC OFFSET 2001 LIMIT 1',
       [merchantId],
     );
-    expect(byUuid.orders[0]!.uuid).toBe(newer!.uuid);
-    expect(before.orders.map((order) => order.uuid)).toEqual(byUuid.orders.map((order) => order.uuid));
+    expect(byUuid.rows[0]!.uuid).toBe(newer!.uuid);
+    expect(before.rows.map((order) => order.uuid)).toEqual(byUuid.rows.map((order) => order.uuid));
     // The next cursor is the last row's uuid: no position column is read.
-    expect(byUuid.next).toEqual([byUuid.orders.at(-1)!.uuid]);
-    expect(Object.keys(byUuid.orders[0]!)).not.toContain('position_micros');
+    expect(byUuid.next).toEqual([byUuid.rows.at(-1)!.uuid]);
+    expect(Object.keys(byUuid.rows[0]!)).not.toContain('position_micros');
   });
 
   it("keeps one for the events feed's page", async () => {
-    const { results, plans } = await planned(async (sql) => (await readFeed(sql, merchantId, {}, undefined, 100)).events.map((event) => event.webhookId));
+    const { results, plans } = await planned(async (sql) => (await readFeed(sql, merchantId, {}, undefined, 100)).events.map((event) => JSON.parse(textOf(event)).id as string));
     expect(results[0]).toHaveLength(100);
     for (const page of results) expect(page).toEqual(results[0]);
     // A read runs its statement again while another transaction of the server (another test's database,
@@ -113,7 +117,7 @@ describe.each(DATABASES)('a page on %s', (kind) => {
   it('plans a filtered page for its values: the merchant, the cursor and the filter in view', async () => {
     // A filtered walk's cursor holds the row's microseconds and uuid (pages.ts): its page starts at a bound value.
     const first = await listOrders(t.db, merchantId, { status: 'NEW' }, undefined, 1);
-    expect(first.next).toEqual([expect.stringMatching(/^\d+$/), first.orders[0]!.uuid]);
+    expect(first.next).toEqual([expect.stringMatching(/^\d+$/), first.rows[0]!.uuid]);
     const { texts, plans } = await planned((sql) => listOrders(sql, merchantId, { status: 'NEW' }, cursorBefore, 20));
     // Another index starts with merchant_id for NEW orders: which one is better depends on the merchant.
     expect(texts[0]).toContain('merchant_id = $1::uuid AND status = $2');

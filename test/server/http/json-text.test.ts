@@ -1,9 +1,10 @@
 // Pages are sent as bytes written into buffers that are used again (json-text.ts): many pages in flight
-// at once, of every size, each arrives whole and as its own, over real connections.
+// at once, of every size, their items strings or bytes, each arrives whole and as its own, over real
+// connections.
 import { connect } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendPage } from '../../../src/server/http/json-text.js';
+import { JSON_TEXT_ITEMS, sendItem, sendPage } from '../../../src/server/http/json-text.js';
 
 /** Page `n`: n items of n × 97 characters each, some outside ASCII (bytes ≠ characters): up to 2.4 MB. */
 function itemsOf(n: number): string[] {
@@ -19,8 +20,11 @@ describe('a page sent as bytes', () => {
       const n = Number(request.params.n);
       // The reply waits a little, as a database would, so that pages overlap.
       await new Promise((resolve) => setTimeout(resolve, n % 7));
-      return sendPage(reply, itemsOf(n), (parts, item) => parts.push(JSON.stringify(item)), n % 2 === 0, n % 2 === 0 ? `cursor-${n}` : undefined);
+      // Half the items as strings, half as their bytes: both are what a driver gives (Utf8Text).
+      const items = itemsOf(n).map((item, i) => (i % 2 === 0 ? JSON.stringify(item) : Buffer.from(JSON.stringify(item))));
+      return sendPage(reply, items, JSON_TEXT_ITEMS, n % 2 === 0, n % 2 === 0 ? `cursor-${n}` : undefined);
     });
+    app.get<{ Params: { n: string } }>('/item/:n', async (request, reply) => sendItem(reply, Buffer.from(JSON.stringify(itemsOf(Number(request.params.n)))), JSON_TEXT_ITEMS));
     base = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(() => app?.close());
@@ -60,5 +64,14 @@ describe('a page sent as bytes', () => {
       );
     }
     expect(Math.max(...sizes) * Math.max(...sizes) * 97).toBeGreaterThan(128 * 1024); // pages larger than a kept buffer's least size
+  });
+
+  it('sends one item as the whole response, of any size', async () => {
+    for (const n of [0, 1, 40, 160]) {
+      const response = await fetch(`${base}/item/${n}`);
+      const text = await response.text();
+      expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+      expect(JSON.parse(text)).toEqual(itemsOf(n));
+    }
   });
 });

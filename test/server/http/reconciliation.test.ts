@@ -244,6 +244,25 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
       expect((await get<Problem>(`/partner/v1/platforms/events?type=order.deposit&cursor=${page.body.nextCursor}`, merchant)).status).toBe(422);
     });
 
+    it("writes each event with its callback's body as it was frozen, byte for byte, and its delivery as the deliveries endpoint shows it", async () => {
+      const merchant = await t.createMerchant('feed bytes');
+      const order = await create('feed-bytes-1', merchant);
+      await deposit(order.uuid, 250_000, merchant);
+      await deposit(order.uuid, 3, merchant);
+      const outbox = await t.db.query<{ webhook_id: string; event: string; body: string; created_at: string }>(
+        `SELECT webhook_id, event, body, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS created_at FROM callback_outbox WHERE merchant_id = $1 ORDER BY tx_id, id`,
+        [merchant.merchantId],
+      );
+      expect(outbox).toHaveLength(2);
+      const text = await (await t.signed('GET', '/partner/v1/platforms/events', { credentials: merchant })).text();
+      const page = JSON.parse(text) as EventPage;
+      for (const [i, row] of outbox.entries()) {
+        expect(text).toContain(`,"data":${row.body},"delivery":`);
+        const { delivery } = (await get<{ delivery: unknown }>(`/partner/v1/platforms/events/${row.webhook_id}/deliveries`, merchant)).body;
+        expect(page.data[i]).toEqual({ id: row.webhook_id, type: row.event, orderUuid: order.uuid, createdAt: row.created_at, data: JSON.parse(row.body), delivery });
+      }
+    });
+
     it.runIf(kind === 'postgres')('never passes an event that commits late: it shows once every older transaction has ended', async () => {
       const merchant = await t.createMerchant('late commit');
       const [early, late] = [await create('late-1', merchant), await create('late-2', merchant)];

@@ -1,14 +1,26 @@
-// The order's read and list items as written from the row (readOrderJson) against the order as callbacks
-// carry it (toDepositOrder) with its transfers and link, serialized: the same text, byte for byte,
-// whatever the row holds; and amounts a JSON number could not carry exactly (migration 013), and an
-// address or QR code JSON would have to escape (migration 014), are refused by the database.
+// The order's read and list items as the database writes them (ORDER_JSON_SQL) with the link after them
+// (orderWriter) against the order as callbacks carry it (toDepositOrder) with its transfers and link,
+// serialized: the same text, byte for byte, whatever the row holds; and amounts a JSON number could not
+// carry exactly (migration 013), and an address or QR code JSON would have to escape (migration 014),
+// are refused by the database.
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readOrderJson, readOrderRow, toDepositOrder } from '../../../src/server/orders/order-rows.js';
+import { orderWriter } from '../../../src/server/http/json-text.js';
+import { readOrderRow, toDepositOrder, type OrderJsonRow } from '../../../src/server/orders/order-rows.js';
+import { PaymentLinks } from '../../../src/server/payment-page/links.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 const MAX_EXACT = 9007199254740991n;
-const LINK = 'http://127.0.0.1:8080/pay/some-order/its-token';
+const LINKS = new PaymentLinks(randomBytes(32), () => 'http://127.0.0.1:8080');
+const writer = orderWriter(LINKS);
+
+/** The order's JSON as the read and the list send it. */
+function shown(order: OrderJsonRow): string {
+  const buffer = Buffer.alloc(writer.bytes(order));
+  expect(writer.write(buffer, 0, order)).toBe(buffer.length);
+  return buffer.toString('utf8');
+}
 
 describe.each(DATABASES)('the order as JSON on %s', (kind) => {
   let t: TestPlatform;
@@ -25,14 +37,14 @@ describe.each(DATABASES)('the order as JSON on %s', (kind) => {
     return result.order.uuid;
   }
 
-  /** The order as the code writes it, with the transfers not yet confirmed as the test inserted them. */
+  /** The order as callbacks carry it, with the transfers not yet confirmed as the test inserted them. */
   async function writtenByTheCode(uuid: string, unconfirmed: { txId: string; amount: bigint; confirmations: number }[]): Promise<string> {
     const row = (await readOrderRow(t.db, merchantId, uuid))!;
     const unconfirmedDeposits = unconfirmed.map((u) => ({ txId: u.txId, amount: Number(u.amount), confirmations: u.confirmations, requiredConfirmations: 19 }));
-    return JSON.stringify({ ...toDepositOrder(row), unconfirmedDeposits, paymentUrl: LINK });
+    return JSON.stringify({ ...toDepositOrder(row), unconfirmedDeposits, paymentUrl: LINKS.url(uuid) });
   }
 
-  it('is the text the code writes: without a description, with an awkward one, paid, and with transfers seen', async () => {
+  it('is the text callbacks carry, with the transfers and the link: without a description, with an awkward one, paid, and with transfers seen', async () => {
     const plain = await created('json-plain');
     const awkward = await created('json-awkward', 'Quote " backslash \\ </script> é 😀 \u2028 end');
     // Characters the contract refuses at a create, written in the database as an older row could hold them.
@@ -57,11 +69,12 @@ describe.each(DATABASES)('the order as JSON on %s', (kind) => {
         [controls, await writtenByTheCode(controls, [])],
       ]);
       for (const [uuid, text] of expected) {
-        expect(readOrderJson((await t.platform.orders.read(merchantId, uuid))!, LINK)).toBe(text);
+        expect(shown((await t.platform.orders.read(merchantId, uuid))!)).toBe(text);
       }
       // The list's items are the reads' text.
       const page = await t.platform.orders.list(merchantId, {}, undefined, 100);
-      for (const [uuid, text] of expected) expect(readOrderJson(page.orders.find((order) => order.uuid === uuid)!, LINK)).toBe(text);
+      for (const [uuid, text] of expected) expect(shown(page.rows.find((order) => order.uuid === uuid)!)).toBe(text);
+      page.release();
       expect(JSON.parse(expected.get(awkward)!).unconfirmedDeposits.map((u: { amount: number }) => u.amount)).toEqual([1, Number(MAX_EXACT)]);
       expect(JSON.parse(expected.get(plain)!)).not.toHaveProperty('description');
     } finally {
@@ -81,7 +94,7 @@ describe.each(DATABASES)('the order as JSON on %s', (kind) => {
         [uuid, MAX_EXACT + 1n],
       ),
     ).rejects.toThrow(/unconfirmed_deposits_amount_exact_in_json/);
-    expect(readOrderJson((await t.platform.orders.read(merchantId, uuid))!, LINK)).toBe(before);
+    expect(shown((await t.platform.orders.read(merchantId, uuid))!)).toBe(before);
   });
 
   it('refuses an address or a QR code that JSON would have to escape (they are written as they are), and changes nothing', async () => {
@@ -94,6 +107,6 @@ describe.each(DATABASES)('the order as JSON on %s', (kind) => {
     }
     // What the platform makes passes: its QR codes are base64 data URLs.
     expect(JSON.parse(before).addressQr).toMatch(/^data:image\/png;base64,[A-Za-z0-9+/]+=*$/);
-    expect(readOrderJson((await t.platform.orders.read(merchantId, uuid))!, LINK)).toBe(before);
+    expect(shown((await t.platform.orders.read(merchantId, uuid))!)).toBe(before);
   });
 });

@@ -1,5 +1,5 @@
 // The payment page's capability link: the token is the HMAC the platform alone can make, checked against
-// node:crypto's createHmac, and it never reaches a log.
+// node:crypto's createHmac, written as a string or as bytes alike, and it never reaches a log.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { PaymentLinks, withoutToken } from '../../../src/server/payment-page/links.js';
@@ -17,6 +17,25 @@ describe('payment links', () => {
     expect(token).toBe(createHmac('sha256', Buffer.alloc(32, 7)).update(uuid).digest().subarray(0, 16).toString('base64url'));
     expect(links.verify(uuid, token)).toBe(true);
     expect(links.verify(uuid.toUpperCase(), token)).toBe(true);
+  });
+
+  it('is written as bytes as url() makes it, for the lowercase uuid a database row holds, behind any base URL', () => {
+    let base = 'https://pay.example';
+    const changing = new PaymentLinks(Buffer.alloc(32, 7), () => base);
+    for (const next of ['https://pay.example', 'http://127.0.0.1:41234', 'https://shop.example/pay-here/sub']) {
+      base = next;
+      for (let i = 0; i < 50; i++) {
+        const id = randomUUID();
+        const buffer = Buffer.alloc(changing.urlBytes() + 2, '#');
+        expect(changing.writeUrl(id, buffer, 1)).toBe(1 + changing.urlBytes());
+        expect(buffer.toString('latin1')).toBe(`#${changing.url(id)}#`);
+      }
+    }
+    expect(() => changing.writeUrl(uuid.toUpperCase(), Buffer.alloc(200), 0)).toThrow(RangeError);
+    base = 'https://pay.example/"quoted"';
+    expect(() => changing.urlBytes()).toThrow(/JSON-safe/);
+    base = 'https://päy.example';
+    expect(() => changing.urlBytes()).toThrow(/JSON-safe/);
   });
 
   it("refuses another order's token, another key's token, a changed character and malformed input", () => {
