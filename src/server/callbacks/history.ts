@@ -17,8 +17,8 @@ export interface DeliverySummary {
 
 /**
  * The columns that describe an event's delivery, in the API's date shape (DeliverySummary). The next
- * attempt's time is formatted only where it is shown, for an event still pending: a feed page of 100
- * delivered events formatted 100 for nothing.
+ * attempt's time is formatted only where it is shown, for an event still pending, here and in
+ * DELIVERY_JSON_SQL (a feed page of 100 delivered events formatted 100 for nothing).
  */
 export const DELIVERY_COLUMNS = `o.state, o.url, o.attempts,
   CASE WHEN o.state = 'pending' THEN to_char(o.next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') END AS next_attempt_at,

@@ -10,7 +10,8 @@ import type { BackendMessage, DatabaseError, RowDescriptionMessage } from 'pg-pr
 
 // Each driver is imported when a database of its kind is opened: a platform on PostgreSQL never loads
 // PGlite's, and a command that opens no database (help, the version) loads neither.
-// PGlite's answers are parsed by node-postgres's protocol parser (rowsOf), loaded with it.
+// PGlite's answers are read by rowsOf: their rows there, every other message by node-postgres's
+// protocol parser, loaded with it.
 const pgliteModule = async () => ({ ...(await import('@electric-sql/pglite')), wire: await import('pg-protocol/dist/parser.js') });
 type PgliteModule = Awaited<ReturnType<typeof pgliteModule>>;
 
@@ -229,19 +230,25 @@ async function rowsOf<Row>({ Parser }: PgliteModule['wire'], db: PGlite, answer:
   await db.execProtocolRawStream(message, { syncToFs: false, onRawData: (piece) => answer.append(piece) });
   const whole = answer.bytes();
   const parser = new Parser();
+  const malformed = (what: string) => new Error(`PGlite's answer is malformed: ${what}`);
   for (let at = 0; at < whole.length; ) {
-    const end = at + 1 + whole.readInt32BE(at + 1); // the type byte, then the length, which counts itself
-    if (end > whole.length) throw new Error(`PGlite's answer ends inside a message (${whole.length} bytes, one to ${end})`);
+    if (at + 5 > whole.length) throw malformed(`${whole.length - at} bytes after its last message`);
+    const length = whole.readInt32BE(at + 1); // after the type byte; it counts itself
+    const end = at + 1 + length;
+    if (length < 4 || end > whole.length) throw malformed(`a message of ${length} bytes at ${at} of ${whole.length}`);
     if (whole[at] === DATA_ROW) {
+      if (length < 6 || whole.readInt16BE(at + 5) !== columns.length) throw malformed(`a row of another number of fields than the ${columns.length} described`);
       const row: Record<string, unknown> = {};
       let field = at + 7; // after the type, the length and the count of fields
       for (const column of columns) {
+        if (field + 4 > end) throw malformed('a row shorter than its fields');
         const size = whole.readInt32BE(field);
         field += 4;
         if (size < 0) {
           row[column.name] = null;
           continue;
         }
+        if (field + size > end) throw malformed('a field longer than its row');
         if (column.bytes) {
           row[column.name] = whole.subarray(field, field + size);
           held = true;
@@ -293,6 +300,8 @@ class AnswerBytes {
   private static readonly MAX_KEPT = 4 * 1024 * 1024;
   /** Spares kept: answers held at once are those whose responses are being written, a few. */
   private static readonly MAX_SPARES = 8;
+  /** A spare larger than this (an answer of many rows) is let go: the spares never hold more than 8 MB. */
+  private static readonly MAX_SPARE = 4 * AnswerBytes.FIRST;
   private buffer: Buffer = Buffer.allocUnsafeSlow(AnswerBytes.FIRST);
   private length = 0;
   private readonly spares: Buffer[] = [];
@@ -328,7 +337,7 @@ class AnswerBytes {
 
   /** A detached buffer whose rows are copied out. */
   giveBack(buffer: Buffer): void {
-    if (buffer.length <= AnswerBytes.MAX_KEPT && this.spares.length < AnswerBytes.MAX_SPARES) this.spares.push(buffer);
+    if (buffer.length <= AnswerBytes.MAX_SPARE && this.spares.length < AnswerBytes.MAX_SPARES) this.spares.push(buffer);
   }
 }
 

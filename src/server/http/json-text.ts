@@ -16,10 +16,15 @@ export interface ItemWriter<Item> {
   write(buffer: Buffer, at: number, item: Item): number;
 }
 
-/** One item as the whole response (an order's read). */
+/**
+ * One item as the whole response (an order's read): a buffer of its own, from Node's shared pool when
+ * small (a read is about 1 KB, and a kept page buffer is 128 KB at least).
+ */
 export function sendItem<Item>(reply: FastifyReply, item: Item, writer: ItemWriter<Item>): FastifyReply {
-  const buffer = PAGE_BUFFERS.take(writer.bytes(item));
-  return sendBuffer(reply, buffer, writer.write(buffer, 0, item));
+  const bytes = writer.bytes(item);
+  const buffer = Buffer.allocUnsafe(bytes);
+  checkWritten(writer.write(buffer, 0, item), bytes);
+  return reply.type(JSON_MEDIA_TYPE).send(buffer);
 }
 
 /** A page of a list or of the feed: `{"data":[items],"hasMore":…,"nextCursor":…}`. */
@@ -28,13 +33,24 @@ export function sendPage<Item>(reply: FastifyReply, items: readonly Item[], writ
   let bytes = PAGE_START.length + Math.max(0, items.length - 1) + Buffer.byteLength(end);
   for (const item of items) bytes += writer.bytes(item);
   const buffer = PAGE_BUFFERS.take(bytes);
-  let at = buffer.write(PAGE_START, 0, 'latin1');
-  for (let index = 0; index < items.length; index++) {
-    if (index > 0) buffer[at++] = COMMA;
-    at = writer.write(buffer, at, items[index]!);
+  try {
+    let at = buffer.write(PAGE_START, 0, 'latin1');
+    for (let index = 0; index < items.length; index++) {
+      if (index > 0) buffer[at++] = COMMA;
+      at = writer.write(buffer, at, items[index]!);
+    }
+    at += buffer.write(end, at, 'utf8');
+    checkWritten(at, bytes);
+  } catch (error) {
+    PAGE_BUFFERS.give(buffer);
+    throw error;
   }
-  at += buffer.write(end, at, 'utf8');
-  return sendBuffer(reply, buffer, at);
+  return sendBuffer(reply, buffer, bytes);
+}
+
+/** A size counted wrong would send a response cut short, or the end of an earlier one: never sent. */
+function checkWritten(written: number, bytes: number): void {
+  if (written !== bytes) throw new Error(`a response of ${bytes} bytes was written as ${written}`);
 }
 
 const PAGE_START = '{"data":[';
@@ -76,12 +92,13 @@ export function orderWriter(links: PaymentLinks): ItemWriter<OrderJsonRow> {
 }
 
 /**
- * The response's bytes, in a buffer that is used again once the response is sent. The text of a page
- * is never made a string: its pieces, each order's 12 columns as strings, their join and node:http's
- * copy of the whole (head + text) were 530 KB of the JavaScript heap a page of 100, and the collector's
- * young generation filled that much sooner (a scavenge pauses the process about 1 ms; on PGlite, where
- * the database runs in the process, every 28th page took one). Written as bytes around the database's
- * bytes, a page allocates about 90 KB (bench/README.md). A fresh Buffer a page was tried before and
+ * A page's bytes, in a buffer that is used again once the response is sent. On PGlite the text of a
+ * page is never made a string (Sql.queryBytes): its pieces, each order's 12 columns as strings, their
+ * join and node:http's copy of the whole (head + text) were 530 KB of the JavaScript heap a page of
+ * 100, and the collector's young generation filled that much sooner (a scavenge pauses the process
+ * about 1 ms; on PGlite, where the database runs in the process, every 28th page took one). Written as
+ * bytes around the database's bytes, a page allocates about 90 KB (bench/README.md). A fresh Buffer a
+ * page was tried before and
  * undone: its bytes, outside the heap, are memory V8 counts against its full collections, and side by
  * side with reads the platform made twice as many (34 against 17 in 40 s on PGlite), so the buffers are
  * kept: the pages in flight at once (one a connection, at most), each back once node:http has handed

@@ -79,9 +79,11 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
       const after = positionOf(merchantId, scope, request.query.cursor, ROW_POSITION_LENGTHS) as RowPosition | undefined;
       const page = await deps.orders.list(merchantId, filters, after, request.query.limit!);
       // Each item is the order as its read writes it, unconfirmed transfers included.
-      const sent = sendPage(reply, page.rows, writeOrder, page.next !== undefined, page.next && cursors.encode(merchantId, scope, page.next));
-      page.release();
-      return sent;
+      try {
+        return sendPage(reply, page.rows, writeOrder, page.next !== undefined, page.next && cursors.encode(merchantId, scope, page.next));
+      } finally {
+        page.release();
+      }
     },
   );
 
@@ -115,9 +117,11 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
         throw new ProblemError(410, 'cursor_expired', `The events after this cursor are no longer kept (${deps.eventRetentionDays} days); list your orders to reconcile, then read the feed without a cursor.`);
       }
       const page = await readFeed(deps.db, merchantId, filters, after, request.query.limit!);
-      const sent = sendPage(reply, page.events, JSON_TEXT_ITEMS, page.more, cursors.encode(merchantId, scope, page.next));
-      page.release();
-      return sent;
+      try {
+        return sendPage(reply, page.events, JSON_TEXT_ITEMS, page.more, cursors.encode(merchantId, scope, page.next));
+      } finally {
+        page.release();
+      }
     },
   );
 

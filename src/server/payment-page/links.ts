@@ -42,9 +42,8 @@ class UuidMac {
     return mac.slice(0, 21) + lastCharacter(mac);
   }
 
-  /** The token, written into `buffer` at `at` (TOKEN_LENGTH bytes), of a uuid written in lowercase (as PostgreSQL writes one). */
+  /** The token, written into `buffer` at `at` (TOKEN_LENGTH bytes), of a uuid in lowercase (PaymentLinks.writeUrl checks it). */
   writeToken(uuid: string, buffer: Buffer, at: number): void {
-    if (!LOWERCASE_UUID.test(uuid)) throw new RangeError('a payment link is written for a uuid in lowercase');
     const mac = this.mac(uuid);
     buffer.write(mac, at, 21, 'latin1');
     buffer[at + 21] = lastCharacter(mac).charCodeAt(0);
@@ -103,6 +102,7 @@ export class PaymentLinks {
    * writes one.
    */
   writeUrl(uuid: string, buffer: Buffer, at: number): number {
+    if (!LOWERCASE_UUID.test(uuid)) throw new RangeError('a payment link is written for a uuid in lowercase');
     at += buffer.write(this.checkedBase(), at, 'latin1');
     at += buffer.write(PAGE_PREFIX, at, 'latin1');
     buffer[at++] = SLASH;

@@ -25,6 +25,10 @@ describe('a page sent as bytes', () => {
       return sendPage(reply, items, JSON_TEXT_ITEMS, n % 2 === 0, n % 2 === 0 ? `cursor-${n}` : undefined);
     });
     app.get<{ Params: { n: string } }>('/item/:n', async (request, reply) => sendItem(reply, Buffer.from(JSON.stringify(itemsOf(Number(request.params.n)))), JSON_TEXT_ITEMS));
+    // A writer that counts one byte more than it writes.
+    const miscounted = { bytes: (item: string) => JSON_TEXT_ITEMS.bytes(item) + 1, write: JSON_TEXT_ITEMS.write };
+    app.get('/miscounted/page', async (_request, reply) => sendPage(reply, ['"a"', '"b"'], miscounted, false, undefined));
+    app.get('/miscounted/item', async (_request, reply) => sendItem(reply, '"a"', miscounted));
     base = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(() => app?.close());
@@ -64,6 +68,16 @@ describe('a page sent as bytes', () => {
       );
     }
     expect(Math.max(...sizes) * Math.max(...sizes) * 97).toBeGreaterThan(128 * 1024); // pages larger than a kept buffer's least size
+  });
+
+  it('sends nothing of a response whose size was counted wrong: the end of an earlier page would follow it', async () => {
+    for (const path of ['/miscounted/page', '/miscounted/item']) {
+      const response = await fetch(`${base}${path}`);
+      expect(response.status).toBe(500);
+      expect(await response.text()).not.toContain('"a"');
+    }
+    // The page buffer went back: pages after it arrive whole.
+    expect((await (await fetch(`${base}/page/3`)).json()).data).toEqual(itemsOf(3));
   });
 
   it('sends one item as the whole response, of any size', async () => {
