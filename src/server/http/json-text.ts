@@ -59,12 +59,12 @@ const QUOTE = 0x22;
 const CLOSING_BRACE = 0x7d;
 
 /** The bytes of a text, as writeText writes them. */
-export function textBytes(text: Utf8Text): number {
+function textBytes(text: Utf8Text): number {
   return typeof text === 'string' ? Buffer.byteLength(text) : text.length;
 }
 
 /** A text into `buffer` at `at`, as it is: its bytes copied, or a string encoded; returns where it ends. */
-export function writeText(buffer: Buffer, at: number, text: Utf8Text): number {
+function writeText(buffer: Buffer, at: number, text: Utf8Text): number {
   if (typeof text === 'string') return at + buffer.write(text, at, 'utf8');
   buffer.set(text, at);
   return at + text.length;
