@@ -4,7 +4,7 @@
 // token, opens nothing), and nothing is stored for it. The uuid stays in the path so that a page read
 // is one lookup by primary key after the token checks, without a query for a link that is made up.
 import { createHash, hash, timingSafeEqual } from 'node:crypto';
-import { isUuid } from '../shared/uuid.js';
+import { isLowercaseUuid, isUuid } from '../shared/uuid.js';
 
 export const PAGE_PREFIX = '/pay';
 /** 16 bytes as unpadded base64url. */
@@ -63,7 +63,6 @@ function lastCharacter(mac: string): string {
   return BASE64URL[BASE64URL.indexOf(mac[21]!) & 0b110000]!;
 }
 
-const LOWERCASE_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TOKEN_LENGTH = 22;
 /** What a base URL holds that a JSON string would have to escape, or that is not one byte a character. */
 const NOT_JSON_SAFE_ASCII = /[^\x20-\x21\x23-\x5b\x5d-\x7e]/;
@@ -102,7 +101,7 @@ export class PaymentLinks {
    * writes one.
    */
   writeUrl(uuid: string, buffer: Buffer, at: number): number {
-    if (!LOWERCASE_UUID.test(uuid)) throw new RangeError('a payment link is written for a uuid in lowercase');
+    if (!isLowercaseUuid(uuid)) throw new RangeError('a payment link is written for a uuid in lowercase');
     at += buffer.write(this.checkedBase(), at, 'latin1');
     at += buffer.write(PAGE_PREFIX, at, 'latin1');
     buffer[at++] = SLASH;

@@ -5,3 +5,8 @@ const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 export function isUuid(text: string): boolean {
   return CANONICAL_UUID.test(text);
 }
+
+/** A uuid as PostgreSQL writes one: canonical and in lowercase. */
+export function isLowercaseUuid(text: string): boolean {
+  return CANONICAL_UUID.test(text) && !/[A-F]/.test(text);
+}
