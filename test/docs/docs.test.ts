@@ -149,8 +149,10 @@ describe('npm run docs: the offline reference', () => {
           for (const sample of operation.samples) {
             const panel = await chooseLanguage(page, routeOf(operation.tag, operation.operationId), operation.path, sample.label);
             const longest = sample.source.split('\n').reduce((a, b) => (b.length > a.length ? b : a));
-            const text = await page.innerText('body'); // scripts excluded: the raw contract sits in one
-            expect(text.includes(longest), `${operation.operationId} ${sample.label} at ${width} px lacks: ${longest}`).toBe(true);
+            // The menu's button names the language before its sample is drawn (a CI run on Node 20 read
+            // the page in between): the text is awaited. innerText leaves scripts out: the raw contract sits in one.
+            const shown = async () => (await page.innerText('body')).includes(longest);
+            await expect.poll(shown, { message: `${operation.operationId} ${sample.label} at ${width} px lacks: ${longest}`, timeout: 10_000 }).toBe(true);
             // Readable whole: the sample's block wraps its lines within the panel, nothing scrolled out of sight.
             const block = panel.locator('pre').filter({ hasText: sample.source.split('\n')[0]! }).first();
             const fits = await block.evaluate((pre) => ({ scroll: pre.scrollWidth, client: pre.clientWidth, right: pre.getBoundingClientRect().right, panel: pre.closest('[data-testid="right-panel"]')!.getBoundingClientRect().right }));
