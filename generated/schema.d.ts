@@ -67,7 +67,20 @@ export interface paths {
          */
         get: operations["listWithdrawals"];
         put?: never;
-        post?: never;
+        /**
+         * Create a withdrawal
+         * @description Pays `amount` of your balance on `blockchain` to `destinationAddress`. The balance is charged
+         *     `amount` + the network's `fee` at once (held, then spent when the withdrawal is `DONE`, or back in
+         *     your balance when it is `FAILED`); a withdrawal the available balance does not cover is refused and
+         *     changes nothing. Idempotent on `externalId`: the same request again returns the same withdrawal with
+         *     `200`; the same `externalId` with any other field is refused with `409`. Each change is reported to
+         *     `callbackUrl` and in the events feed (`GET /partner/v2/platforms/events`). In the sandbox, a
+         *     withdrawal created here settles by itself a few seconds later (`DONE`, with a made-up `txId` that no
+         *     chain knows), unless the Sandbox helper made it fail first; in live mode the operator enables
+         *     withdrawals for your merchant and may set limits, allowed destinations and an amount above which
+         *     each withdrawal waits for approval (`stage` `awaiting_approval`).
+         */
+        post: operations["createWithdrawal"];
         delete?: never;
         options?: never;
         head?: never;
@@ -94,6 +107,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/platforms/balances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read your balances
+         * @description Your balance on each network the platform serves, in the smallest unit like order amounts: what you
+         *     can withdraw (`available`), what withdrawals in progress hold (`held`), and in total what your orders
+         *     received and what was withdrawn. Every credited deposit adds to it in the same moment as it adds to
+         *     its order's `receivedAmount`.
+         */
+        get: operations["getBalances"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/platforms/events": {
         parameters: {
             query?: never;
@@ -110,6 +146,30 @@ export interface paths {
          *     (30 by default); a cursor older than that is refused with `410`, never skipped past.
          */
         get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/partner/v2/platforms/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the feed of every event
+         * @description The events of your orders and your withdrawals, oldest first: the feed of
+         *     `GET /partner/v1/platforms/events`, whose items are orders' events only, with the withdrawals'
+         *     events in it too. Each event says its resource (`orderUuid` or `withdrawalUuid`, and its `type`).
+         *     Cursors, pages, retention and delivery history work as in that feed; a cursor of one feed is refused
+         *     by the other.
+         */
+        get: operations["listAllEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -318,6 +378,7 @@ export interface components {
             /** @description The receiver's address. */
             destinationAddress?: components["schemas"]["WalletAddress"];
             status: components["schemas"]["WithdrawalStatus"];
+            stage?: components["schemas"]["WithdrawalStage"];
             /** @description When the withdrawal was created (UTC). Spelled `createAt`, as the interface defines it. */
             createAt?: components["schemas"]["PlatformDateTime"];
             /**
@@ -325,6 +386,109 @@ export interface components {
              * @example wd-1001
              */
             externalId: components["schemas"]["MerchantReference"];
+            /**
+             * @description The platform's fee for this withdrawal, in whole units of `currencyCode` like `amount` (`0` where the
+             *     network's fee is zero). Your balance is charged `amount` + `fee`; the destination receives `amount`.
+             * @example 1
+             */
+            fee?: components["schemas"]["WithdrawalAmount"];
+            /**
+             * @description The chain transaction that pays the withdrawal, once it has one (`stage` `sent`, then `DONE`). In the
+             *     sandbox a made-up hash that no chain knows.
+             */
+            txId?: components["schemas"]["TransactionId"];
+            /**
+             * @description Why the withdrawal is `FAILED`, for a human (only on `FAILED`).
+             * @example Rejected by the operator.
+             */
+            failureReason?: string;
+            /** @description Where this withdrawal's callbacks go, as sent in the create request; absent when none was sent. */
+            callbackUrl?: components["schemas"]["CallbackUrl"];
+        };
+        /**
+         * @description A withdrawal from your balance. Idempotent on `externalId`: the same request again returns the same
+         *     withdrawal with `200`; the same `externalId` with any other field changed is refused with `409`.
+         */
+        CreateWithdrawalRequest: {
+            /**
+             * @description Your transaction ID of the withdrawal, unique among your withdrawals.
+             * @example wd-1001
+             */
+            externalId: components["schemas"]["MerchantReference"];
+            blockchain: components["schemas"]["Blockchain"];
+            currency: components["schemas"]["Currency"];
+            /**
+             * @description What the destination receives, in whole units of `currency` (`12.5`), at most 6 decimals; at least
+             *     the network's minimum withdrawal (Tron 1 USDT, Ethereum 10 USDT by default). Your balance is charged
+             *     this plus the network's `fee`.
+             */
+            amount: components["schemas"]["WithdrawalAmount"];
+            /**
+             * @description The receiver's address on `blockchain`: base58check `T…` on Tron; on Ethereum `0x…` hex, EIP-55
+             *     checksummed when written in mixed case. Not the zero address, and not one of the platform's own
+             *     deposit addresses.
+             */
+            destinationAddress: components["schemas"]["WalletAddress"];
+            /**
+             * @description Where to send this withdrawal's callbacks (`withdrawal.updated`, `withdrawal.done`,
+             *     `withdrawal.failed`), signed like the orders'. Without it the events are only in the events feed
+             *     (`GET /partner/v2/platforms/events`).
+             */
+            callbackUrl?: components["schemas"]["CallbackUrl"];
+        };
+        /**
+         * @description The body of a withdrawal's callback: the `event`, when it happened (`occurredAt`), its place among the
+         *     withdrawal's events (`sequence`), and the `withdrawal` as its read returns it at that moment.
+         *     Deduplicate on the `webhook-id` header and order on `sequence`, as for orders' callbacks. (The
+         *     withdrawal is a field of its own, not merged into the body as an order is: its schema admits no other
+         *     fields.)
+         */
+        WithdrawalCallback: {
+            event: components["schemas"]["WithdrawalEventType"];
+            /** @description When the change happened, in UTC. */
+            occurredAt: components["schemas"]["PlatformDateTime"];
+            /**
+             * Format: int64
+             * @description The event's number among this withdrawal's events, 1, 2, 3, … in the order the platform recorded them: a callback with a lower `sequence` than one you processed is older news.
+             * @example 1
+             */
+            sequence: number;
+            withdrawal: components["schemas"]["Withdrawal"];
+        };
+        /**
+         * @description An RFC 9457 problem of a refused withdrawal: `Problem`'s fields, with `code` from the refusals of
+         *     withdrawals (`WithdrawalProblemCode`) and, where it helps, `available`. A refused withdrawal changed
+         *     nothing: no withdrawal, no hold.
+         */
+        WithdrawalProblem: {
+            type: components["schemas"]["type"];
+            title: components["schemas"]["title"];
+            status: components["schemas"]["status"];
+            detail?: components["schemas"]["detail"];
+            code: components["schemas"]["WithdrawalProblemCode"];
+            errors?: components["schemas"]["errors"];
+            /** @description For `insufficient_balance`, your available balance on the network; for `daily_limit_exceeded`, what is left of the daily limit; in the smallest unit. */
+            available?: components["schemas"]["TokenAmount"];
+        };
+        /**
+         * @description Your balance on one network in one currency, in the currency's smallest unit like order amounts (USDT
+         *     has 6 decimals: `1500000` is 1.5 USDT). `received` − `withdrawn` = `available` + `held`, always.
+         */
+        Balance: {
+            blockchain: components["schemas"]["Blockchain"];
+            currency: components["schemas"]["Currency"];
+            /** @description What you can withdraw now (a withdrawal takes its `amount` plus its `fee`). */
+            available: components["schemas"]["TokenAmount"];
+            /** @description What withdrawals in progress (`PENDING`) hold, fees included; released back if one fails. */
+            held: components["schemas"]["TokenAmount"];
+            /** @description Every credited deposit to your orders on this network, in total. */
+            received: components["schemas"]["TokenAmount"];
+            /** @description Every `DONE` withdrawal on this network, in total, fees included. */
+            withdrawn: components["schemas"]["TokenAmount"];
+        };
+        /** @description Your balances, one per network and currency the platform serves (zeros included). */
+        BalanceList: {
+            data: components["schemas"]["Balance"][];
         };
         /**
          * @description A page of deposit orders, newest first. Each item is the order exactly as its read returns it. A walk
@@ -378,6 +542,46 @@ export interface components {
          */
         EventPage: {
             data: components["schemas"]["Event"][];
+            /**
+             * @description Whether more events are there now; when `false`, read again later from `nextCursor`.
+             * @example false
+             */
+            hasMore: boolean;
+            nextCursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * @description An event of the feed of every resource (`GET /partner/v2/platforms/events`): an order's or a
+         *     withdrawal's. `type` says which, and so does the uuid beside it (`orderUuid` or `withdrawalUuid`).
+         *     `data` is the callback's body, byte for byte the body POSTed under the `webhook-id` equal to `id`
+         *     (`DepositOrderCallback` for `order.*`, `WithdrawalCallback` for `withdrawal.*`). Deduplicate on `id`.
+         */
+        PlatformEvent: {
+            id: components["schemas"]["EventId"];
+            type: components["schemas"]["EventType"];
+            /**
+             * Format: uuid
+             * @description The order the event is about (`order.*` events).
+             * @example 0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b
+             */
+            orderUuid?: string;
+            /**
+             * Format: uuid
+             * @description The withdrawal the event is about (`withdrawal.*` events).
+             * @example 5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d
+             */
+            withdrawalUuid?: string;
+            /** @description When the platform recorded the event (UTC). */
+            createdAt: components["schemas"]["PlatformDateTime"];
+            data: components["schemas"]["DepositOrderCallback"] | components["schemas"]["WithdrawalCallback"];
+            /** @description How its callback fared so far; absent when the event has no callback (a withdrawal created without `callbackUrl`). */
+            delivery?: components["schemas"]["EventDelivery"];
+        };
+        /**
+         * @description A page of the feed of every resource, oldest first; cursors and pages work as in the orders' feed
+         *     (`EventPage`).
+         */
+        PlatformEventPage: {
+            data: components["schemas"]["PlatformEvent"][];
             /**
              * @description Whether more events are there now; when `false`, read again later from `nextCursor`.
              * @example false
@@ -571,6 +775,12 @@ export interface components {
             /** @description Target coin currency; always equal to `currency`. */
             targetCurrency: components["schemas"]["Currency"];
             /**
+             * @description Your ID of the order, as sent in the create request: reconcile by it. Present on every
+             *     representation since contract 1.4.0; absent only in the frozen bodies of events recorded before.
+             * @example ord-1001
+             */
+            externalId?: components["schemas"]["MerchantReference"];
+            /**
              * @description The customer's ID on the merchant side, as sent.
              * @example cust-42
              */
@@ -677,6 +887,78 @@ export interface components {
          */
         WithdrawalStatus: "PENDING" | "DONE" | "FAILED";
         /**
+         * @description Where a `PENDING` withdrawal stands (absent once it is `DONE` or `FAILED`):
+         *     - `awaiting_approval`: its amount is above what the operator approves automatically; it waits for the
+         *       operator's approval (or rejection, which makes it `FAILED`).
+         *     - `queued`: accepted, waiting to be paid out.
+         *     - `sent`: its chain transaction (`txId`) is out; it becomes `DONE` once the chain confirms it.
+         *     A field beside `status`, not a status of its own: code written for `PENDING`, `DONE` and `FAILED`
+         *     keeps working.
+         * @example queued
+         * @enum {string}
+         */
+        WithdrawalStage: "awaiting_approval" | "queued" | "sent";
+        /**
+         * Format: double
+         * @description An amount in whole units of USDT (for example `12.5`), at most 6 decimals. Unlike order amounts this
+         *     is not in the smallest unit: it is a JSON number, as the interface defines it. The platform stores it
+         *     exactly, in smallest units, and converts only when reading a request or writing a response.
+         * @example 12.5
+         */
+        WithdrawalAmount: number;
+        /**
+         * @description A chain transaction's hash, as its network writes it: `0x` + 64 hex on Ethereum, 64 hex on Tron.
+         * @example 0x5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060
+         */
+        TransactionId: string;
+        /**
+         * Format: uri-reference
+         * @description A URI that identifies the problem type.
+         * @example /docs#/section/errors/validation_failed
+         */
+        type: string;
+        /**
+         * @description A short summary of the problem type.
+         * @example Validation failed
+         */
+        title: string;
+        /**
+         * Format: int64
+         * @description The HTTP status code.
+         * @example 422
+         */
+        status: number;
+        /**
+         * @description What went wrong with this request, for a human.
+         * @example The request body does not match the schema.
+         */
+        detail: string;
+        /**
+         * @description Why a withdrawal was refused (`422`), beside the codes every operation may answer (`ProblemCode`):
+         *
+         *     | code | meaning |
+         *     |---|---|
+         *     | `validation_failed` | a field does not match the contract, or is not acceptable: an address not valid on the network (a wrong EIP-55 checksum, a bad base58check), the zero address, one of the platform's own deposit addresses, an amount under the network's minimum withdrawal, over `maxAmount`, or not on your allowed destinations (`errors` names each field) |
+         *     | `insufficient_balance` | `amount` + `fee` is more than your `available` balance; `available` says how much is, in the smallest unit |
+         *     | `daily_limit_exceeded` | it would take your withdrawals of the last 24 hours past the daily limit the operator set; `available` says how much is left, in the smallest unit |
+         *     | `withdrawals_disabled` | withdrawals through the API are not enabled for your merchant (live mode: the operator turns them on) |
+         *
+         *     New codes may be added with new refusals: treat an unknown code as a refusal that changed nothing.
+         * @example insufficient_balance
+         * @enum {string}
+         */
+        WithdrawalProblemCode: "validation_failed" | "insufficient_balance" | "daily_limit_exceeded" | "withdrawals_disabled";
+        /** @description For `validation_failed`, one entry per invalid field. */
+        errors: components["schemas"]["FieldError"][];
+        /**
+         * @description What happened to the withdrawal: `withdrawal.updated` when its `stage` moved while it is `PENDING`
+         *     (approved by the operator, or its chain transaction `txId` sent), `withdrawal.done` when it is settled,
+         *     `withdrawal.failed` when it failed or was rejected (its hold is back in your balance).
+         * @example withdrawal.done
+         * @enum {string}
+         */
+        WithdrawalEventType: "withdrawal.updated" | "withdrawal.done" | "withdrawal.failed";
+        /**
          * @description An event's ID, the `webhook-id` header of its callbacks (the same on every delivery of it).
          * @example msg_p5jXN8AQM9LWM0D4loKWxJek
          */
@@ -705,6 +987,13 @@ export interface components {
             /** @description When a `2xx` answer was last received (UTC). */
             deliveredAt?: components["schemas"]["PlatformDateTime"];
         };
+        /**
+         * @description Every event type: an order's (`order.deposit`, `order.expired`) or a withdrawal's (`withdrawal.updated`,
+         *     `withdrawal.done`, `withdrawal.failed`). New types may be added: skip a type you do not know.
+         * @example withdrawal.done
+         * @enum {string}
+         */
+        EventType: "order.deposit" | "order.expired" | "withdrawal.updated" | "withdrawal.done" | "withdrawal.failed";
         /**
          * @description Why an attempt got no `2xx`: `http_status` (your endpoint answered another status, in `statusCode`),
          *     `timeout` (no full answer within the callback timeout, 15 s by default), `connection_refused`,
@@ -737,9 +1026,17 @@ export interface components {
             /** @description The receiver's address on that network. */
             destinationAddress: components["schemas"]["WalletAddress"];
         };
-        /** @description The status a sandbox withdrawal moves to; `PENDING` moves once, to `DONE` or `FAILED`. */
+        /**
+         * @description The status a sandbox withdrawal moves to; `PENDING` moves once, to `DONE` (with a made-up `txId`) or
+         *     `FAILED` (its hold back in the balance).
+         */
         WithdrawalStatusChange: {
             status: components["schemas"]["WithdrawalStatus"];
+            /**
+             * @description For `FAILED`, the `failureReason` the withdrawal shows (by default "Failed by the sandbox helper.").
+             * @example The destination refused the transfer.
+             */
+            failureReason?: string;
         };
     };
     responses: {
@@ -872,6 +1169,22 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The withdrawal was refused and nothing changed: a field is not acceptable (`validation_failed`, `errors`
+         *     names each), the balance does not cover `amount` + `fee` (`insufficient_balance`, with `available`), it
+         *     would pass the daily limit (`daily_limit_exceeded`), or withdrawals through the API are not enabled for
+         *     you (`withdrawals_disabled`).
+         */
+        WithdrawalRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["WithdrawalProblem"];
             };
         };
         /**
@@ -1029,6 +1342,16 @@ export interface components {
          */
         FeedCursor: string;
         /**
+         * @description Only events of this type.
+         * @example withdrawal.done
+         */
+        AnyEventTypeFilter: components["schemas"]["EventType"];
+        /**
+         * @description Only the events of this withdrawal.
+         * @example 5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d
+         */
+        WithdrawalUuidFilter: string;
+        /**
          * @description The event's `id`, the `webhook-id` header of its callbacks.
          * @example msg_p5jXN8AQM9LWM0D4loKWxJek
          */
@@ -1069,10 +1392,17 @@ export type CreatedDepositOrder = components['schemas']['CreatedDepositOrder'];
 export type DepositOrder = components['schemas']['DepositOrder'];
 export type DepositOrderCallback = components['schemas']['DepositOrderCallback'];
 export type Withdrawal = components['schemas']['Withdrawal'];
+export type CreateWithdrawalRequest = components['schemas']['CreateWithdrawalRequest'];
+export type WithdrawalCallback = components['schemas']['WithdrawalCallback'];
+export type WithdrawalProblem = components['schemas']['WithdrawalProblem'];
+export type Balance = components['schemas']['Balance'];
+export type BalanceList = components['schemas']['BalanceList'];
 export type DepositOrderPage = components['schemas']['DepositOrderPage'];
 export type WithdrawalPage = components['schemas']['WithdrawalPage'];
 export type Event = components['schemas']['Event'];
 export type EventPage = components['schemas']['EventPage'];
+export type PlatformEvent = components['schemas']['PlatformEvent'];
+export type PlatformEventPage = components['schemas']['PlatformEventPage'];
 export type EventDeliveries = components['schemas']['EventDeliveries'];
 export type DeliveryAttempt = components['schemas']['DeliveryAttempt'];
 export type Problem = components['schemas']['Problem'];
@@ -1095,9 +1425,20 @@ export type CallbackUrl = components['schemas']['CallbackUrl'];
 export type ReturnUrl = components['schemas']['ReturnUrl'];
 export type OrderEventType = components['schemas']['OrderEventType'];
 export type WithdrawalStatus = components['schemas']['WithdrawalStatus'];
+export type WithdrawalStage = components['schemas']['WithdrawalStage'];
+export type WithdrawalAmount = components['schemas']['WithdrawalAmount'];
+export type TransactionId = components['schemas']['TransactionId'];
+export type Type = components['schemas']['type'];
+export type Title = components['schemas']['title'];
+export type Status = components['schemas']['status'];
+export type Detail = components['schemas']['detail'];
+export type WithdrawalProblemCode = components['schemas']['WithdrawalProblemCode'];
+export type Errors = components['schemas']['errors'];
+export type WithdrawalEventType = components['schemas']['WithdrawalEventType'];
 export type EventId = components['schemas']['EventId'];
 export type DeliveryState = components['schemas']['DeliveryState'];
 export type EventDelivery = components['schemas']['EventDelivery'];
+export type EventType = components['schemas']['EventType'];
 export type DeliveryError = components['schemas']['DeliveryError'];
 export type SandboxDepositRequest = components['schemas']['SandboxDepositRequest'];
 export type SandboxWithdrawalRequest = components['schemas']['SandboxWithdrawalRequest'];
@@ -1113,6 +1454,7 @@ export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge']
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseValidationFailed = components['responses']['ValidationFailed'];
 export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseWithdrawalRefused = components['responses']['WithdrawalRefused'];
 export type ResponseCursorExpired = components['responses']['CursorExpired'];
 export type ResponseDeliveryInFlight = components['responses']['DeliveryInFlight'];
 export type ResponseNotWatched = components['responses']['NotWatched'];
@@ -1136,6 +1478,8 @@ export type ParameterWithdrawalUuid = components['parameters']['WithdrawalUuid']
 export type ParameterEventTypeFilter = components['parameters']['EventTypeFilter'];
 export type ParameterOrderUuidFilter = components['parameters']['OrderUuidFilter'];
 export type ParameterFeedCursor = components['parameters']['FeedCursor'];
+export type ParameterAnyEventTypeFilter = components['parameters']['AnyEventTypeFilter'];
+export type ParameterWithdrawalUuidFilter = components['parameters']['WithdrawalUuidFilter'];
 export type ParameterEventId = components['parameters']['EventId'];
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type HeaderRateLimit = components['headers']['RateLimit'];
@@ -1388,6 +1732,59 @@ export interface operations {
             default: components["responses"]["ProtocolError"];
         };
     };
+    createWithdrawal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWithdrawalRequest"];
+            };
+        };
+        responses: {
+            /** @description The withdrawal already created with this `externalId` and these same fields (an idempotent replay). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            /** @description The withdrawal was accepted and its amount and fee are held. */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["WithdrawalRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
+        };
+    };
     getWithdrawal: {
         parameters: {
             query?: never;
@@ -1424,6 +1821,39 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
+        };
+    };
+    getBalances: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your balances. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             default: components["responses"]["ProtocolError"];
@@ -1478,6 +1908,70 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            410: components["responses"]["CursorExpired"];
+            422: components["responses"]["InvalidQuery"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            default: components["responses"]["ProtocolError"];
+        };
+    };
+    listAllEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events of this type.
+                 * @example withdrawal.done
+                 */
+                type?: components["parameters"]["AnyEventTypeFilter"];
+                /**
+                 * @description Only the events of this order.
+                 * @example 0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b
+                 */
+                orderUuid?: components["parameters"]["OrderUuidFilter"];
+                /**
+                 * @description Only the events of this withdrawal.
+                 * @example 5d1c2b3a-4e5f-4a6b-9c7d-8e9f0a1b2c3d
+                 */
+                withdrawalUuid?: components["parameters"]["WithdrawalUuidFilter"];
+                /**
+                 * @description How many items a page holds at most, 1 to 100.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Where to resume: the `nextCursor` of the last page you processed, exactly as received. Leave it out to
+                 *     read from the oldest event still kept. Store it after each page you have processed; it stays valid
+                 *     for as long as the events after it are kept (`EVENT_RETENTION_DAYS`, 30 by default), after which it
+                 *     is refused with `410 cursor_expired`, never skipped past silently.
+                 * @example eyJwIjpbIjc0MSIsIjUyIl19.3kPq0bV8rQk1mZs2x8LQ_w
+                 */
+                cursor?: components["parameters"]["FeedCursor"];
+            };
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformEventPage"];
                 };
             };
             401: components["responses"]["Unauthorized"];
