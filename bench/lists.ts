@@ -406,7 +406,7 @@ async function explainDeep(db: Database, loaded: Loaded) {
   const explain = async ([text, params]: [string, unknown[]]) =>
     (await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, params)).map((r) => r['QUERY PLAN']).join('\n');
   const orders = await explain(await statementOf((sql) => listOrders(sql, loaded.merchantId, {}, loaded.deepOrders, PAGE)));
-  const feed = await explain(await statementOf((sql) => readFeed(sql, loaded.merchantId, {}, loaded.deepEvents, PAGE), [{ now_ms: '0', id: null }]));
+  const feed = await explain(await statementOf((sql) => readFeed(sql, loaded.merchantId, 'orders', {}, loaded.deepEvents, PAGE), [{ now_ms: '0', id: null }]));
   // Of the nodes that ran, a sequential scan of the listed table or a sort. The orders' plan also holds
   // the unconfirmed transfers' check (a scan of that small table, once) and their subplan, which never
   // runs while it is empty: neither reads the orders.

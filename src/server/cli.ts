@@ -119,7 +119,7 @@ function usageFromParseError(error: unknown): UsageError {
 function parseCommandFlags(command: Command, args: string[]): Flags {
   const options = {
     ...Object.fromEntries(SETTING_NAMES.map((s) => [s, { type: 'string' as const }])),
-    ...Object.fromEntries(Object.entries(command.flags).map(([flag, spec]) => [flag, { type: spec.value ? ('string' as const) : ('boolean' as const) }])),
+    ...Object.fromEntries(Object.entries(command.flags).map(([flag, spec]) => [flag, { type: spec.value ? ('string' as const) : ('boolean' as const), multiple: spec.multiple ?? false }])),
     ...HELP_FLAGS,
   };
   try {

@@ -41,6 +41,10 @@ export interface NetworkConfig {
   xpub: string;
   /** Smallest units (USDT: 6 decimals). */
   minAmount: bigint;
+  /** The platform's fee on each withdrawal, smallest units (zero allowed): held and spent with its amount. */
+  withdrawalFee: bigint;
+  /** The least a withdrawal may pay out, smallest units. */
+  minWithdrawal: bigint;
   confirmations: number;
   /** Undefined when this network's scanner is off (no RPC URL). */
   chain: ChainConfig | undefined;
@@ -88,6 +92,8 @@ export interface Config {
   eventRetentionDays: number;
   /** A merchant's redeliveries of events (POST …/redeliver), apart from its requests' quota. */
   redeliveryRateLimit: { limit: number; windowSeconds: number };
+  /** Sandbox: how long after its creation (or approval) a withdrawal asked for through the API settles by itself. */
+  sandboxWithdrawalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -116,6 +122,10 @@ const SETTINGS = {
   'ethereum-xpub': { env: 'ETHEREUM_XPUB' },
   'tron-min-amount': { env: 'TRON_MIN_AMOUNT' },
   'ethereum-min-amount': { env: 'ETHEREUM_MIN_AMOUNT' },
+  'tron-withdrawal-fee': { env: 'TRON_WITHDRAWAL_FEE' },
+  'ethereum-withdrawal-fee': { env: 'ETHEREUM_WITHDRAWAL_FEE' },
+  'tron-min-withdrawal': { env: 'TRON_MIN_WITHDRAWAL' },
+  'ethereum-min-withdrawal': { env: 'ETHEREUM_MIN_WITHDRAWAL' },
   'tron-confirmations': { env: 'TRON_CONFIRMATIONS' },
   'ethereum-confirmations': { env: 'ETHEREUM_CONFIRMATIONS' },
   'tron-rpc-url': { env: 'TRON_RPC_URL', secret: true },
@@ -150,6 +160,7 @@ const SETTINGS = {
   'log-level': { env: 'LOG_LEVEL' },
   'event-retention-days': { env: 'EVENT_RETENTION_DAYS' },
   'redelivery-rate-limit': { env: 'REDELIVERY_RATE_LIMIT' },
+  'sandbox-withdrawal-seconds': { env: 'SANDBOX_WITHDRAWAL_SECONDS' },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -178,6 +189,13 @@ function amount(name: string, text: string): bigint {
   if (units === undefined) {
     throw new ConfigError(`${name} must be a whole number of smallest units (USDT: 1000000 = 1 USDT), got "${text}"`);
   }
+  return units;
+}
+
+/** An amount that must be at least one smallest unit. */
+function positiveAmount(name: string, text: string): bigint {
+  const units = amount(name, text);
+  if (units === 0n) throw new ConfigError(`${name} must be at least 1 smallest unit, got "${text}"`);
   return units;
 }
 
@@ -230,7 +248,7 @@ function explorerTxUrl(name: string, text: string): string {
 }
 
 /** The configuration from the environment, under the command line's flags (the flag wins; a secret's flag is refused). */
-export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string | boolean | undefined> = {}): Config {
+export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string | boolean | string[] | undefined> = {}): Config {
   const raw = flags as Raw;
   const get = (name: SettingName) => {
     if (isSecretSetting(name)) return secretSetting(name, raw[name], env);
@@ -250,8 +268,9 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     databasePoolSize: integer('DATABASE_POOL_SIZE', get('database-pool-size') ?? '10', 1, 1000),
     secretKey: secretKey(mode, get('secret-key')),
     networks: {
-      Tron: networkConfig('Tron', mode, get, { minAmount: '1000000', confirmations: '20', pollSeconds: '3', maxBlockRange: '5000' }),
-      Ethereum: networkConfig('Ethereum', mode, get, { minAmount: '10000000', confirmations: '12', pollSeconds: '12', maxBlockRange: '2000' }),
+      // Fees as peers charge for a USDT payout on each network (about 1 USDT on Tron, a few on Ethereum).
+      Tron: networkConfig('Tron', mode, get, { minAmount: '1000000', withdrawalFee: '1000000', minWithdrawal: '1000000', confirmations: '20', pollSeconds: '3', maxBlockRange: '5000' }),
+      Ethereum: networkConfig('Ethereum', mode, get, { minAmount: '10000000', withdrawalFee: '5000000', minWithdrawal: '10000000', confirmations: '12', pollSeconds: '12', maxBlockRange: '2000' }),
     },
     orderLifetimeSeconds: integer('ORDER_LIFETIME_SECONDS', get('order-lifetime-seconds') ?? '3600', 10, 30 * 86_400),
     maxOpenOrdersPerMerchant: integer('MAX_OPEN_ORDERS_PER_MERCHANT', get('max-open-orders-per-merchant') ?? '10000', 1, 10_000_000),
@@ -280,6 +299,7 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     // must outlive the callbacks' retries (about 3 days by default).
     eventRetentionDays: integer('EVENT_RETENTION_DAYS', get('event-retention-days') ?? '30', 1, 3650),
     redeliveryRateLimit: rateLimit(get('redelivery-rate-limit') ?? '10/60', 'REDELIVERY_RATE_LIMIT'),
+    sandboxWithdrawalSeconds: integer('SANDBOX_WITHDRAWAL_SECONDS', get('sandbox-withdrawal-seconds') ?? '5', 0, 3600),
   };
 }
 
@@ -361,7 +381,7 @@ function networkConfig(
   network: Network,
   mode: Mode,
   get: (name: SettingName) => string | undefined,
-  defaults: { minAmount: string; confirmations: string; pollSeconds: string; maxBlockRange: string },
+  defaults: { minAmount: string; withdrawalFee: string; minWithdrawal: string; confirmations: string; pollSeconds: string; maxBlockRange: string },
 ): NetworkConfig {
   const key = network.toLowerCase() as 'tron' | 'ethereum';
   const ENV = network.toUpperCase();
@@ -372,6 +392,8 @@ function networkConfig(
   return {
     xpub: xpubFor(network, mode, get(`${key}-xpub`)),
     minAmount: amount(`${ENV}_MIN_AMOUNT`, get(`${key}-min-amount`) ?? defaults.minAmount),
+    withdrawalFee: amount(`${ENV}_WITHDRAWAL_FEE`, get(`${key}-withdrawal-fee`) ?? defaults.withdrawalFee),
+    minWithdrawal: positiveAmount(`${ENV}_MIN_WITHDRAWAL`, get(`${key}-min-withdrawal`) ?? defaults.minWithdrawal),
     confirmations: integer(`${ENV}_CONFIRMATIONS`, get(`${key}-confirmations`) ?? defaults.confirmations, 1, 10_000),
     chain: url
       ? {

@@ -76,7 +76,7 @@ export async function openPlatform(settings: Config, options: OpenOptions = {}):
     await checkMasterKey(db, secrets);
     const merchants = new Merchants(db, secrets, config.mode);
     const orders = new Orders(db, config, now);
-    const withdrawals = new Withdrawals(db);
+    const withdrawals = new Withdrawals(db, config);
     const metrics = createMetrics();
     const app = buildApp({ config, db, merchants, orders, withdrawals, paymentPageKey: secrets.paymentPageKey(), cursorKey: secrets.cursorKey(), now, metrics, ...(options.logger === undefined ? {} : { logger: options.logger }) });
     let jobs: Promise<Jobs> | undefined;

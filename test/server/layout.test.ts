@@ -28,7 +28,7 @@ const files = sourceFiles(SERVER).map((file) => ({ path: relative(SERVER, file),
 const folder = (path: string) => (path.includes('/') ? path.split('/')[0]! : '');
 /** The layers that may be imported only from above them: the CLI, the process wiring, the background jobs and the top. */
 const UPPER = new Set(['cli', 'process', 'jobs', '']);
-const CAPABILITIES = ['addresses', 'orders', 'withdrawals', 'merchants', 'callbacks', 'chain', 'payment-page'];
+const CAPABILITIES = ['addresses', 'orders', 'withdrawals', 'ledger', 'merchants', 'callbacks', 'chain', 'payment-page'];
 
 describe('the server layout', () => {
   it('keeps at most four files at the top of src/server', () => {

@@ -1,6 +1,6 @@
 // A real platform for tests: a listening server on a fresh database (PGlite in memory, or a fresh
 // PostgreSQL database when TEST_DATABASE_URL is set), merchants, signed raw requests and typed clients.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,8 @@ import { migrate } from '../../src/server/db/migrate.js';
 import { openPlatform, type Platform } from '../../src/server/platform.js';
 import type { MerchantCredentials } from '../../src/server/merchants/secrets.js';
 import type { Clock } from '../../src/server/shared/time.js';
+import type { Network } from '../../src/server/shared/network.js';
+import { sandboxDeposit } from '../../src/server/orders/sandbox-deposits.js';
 import { contractCheckingFetch, contractViolations } from './contract.js';
 import { databaseUrl, migratedPglite, onServer, pgliteDump, postgresTemplate, type Schema } from './database-templates.js';
 
@@ -84,6 +86,8 @@ export interface TestPlatform {
   /** An unsigned (or hand-signed) request, its response checked against the contract. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   count(table: string): Promise<number>;
+  /** Credits `units` to the merchant's balance on `network`: a new order of its own and a sandbox deposit to it. */
+  fund(network: Network, units: bigint, credentials?: MerchantCredentials): Promise<void>;
   /** The platform's error-level log lines so far (JSON): a test of bad input expects none. */
   errorLogs(): string[];
   close(): Promise<void>;
@@ -130,6 +134,15 @@ export async function startTestPlatform(
     },
     fetch: async (path, init = {}) => checked(init.method ?? 'GET', path, await fetch(address + path, init)),
     errorLogs: () => [...errorLines],
+    async fund(network, units, credentials = merchant) {
+      const created = await platform.orders.create(credentials.merchantId, {
+        externalId: `fund-${randomUUID()}`, blockchain: network, currency: 'USDT', customerId: 'funding', callbackUrl: 'https://merchant.example/callbacks/funding',
+      });
+      if (created.outcome !== 'created') throw new Error(`funding order: ${created.outcome}`);
+      const deposit = { merchantId: credentials.merchantId, orderUuid: created.order.uuid, amount: units, seed: randomUUID(), now: new Date(clock()), watchWindowSeconds: config.watchWindowSeconds };
+      const result = await sandboxDeposit(db, deposit);
+      if (result.outcome !== 'credited') throw new Error(`funding deposit: ${result.outcome}`);
+    },
     async count(table) {
       const [row] = await db.query<{ n: bigint }>(`SELECT count(*)::bigint AS n FROM ${table}`);
       return Number(row!.n);

@@ -113,3 +113,22 @@ export function isAddress(network: Network, address: string): boolean {
   if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return true;
   return toChecksumAddress(Uint8Array.from(Buffer.from(hex, 'hex'))) === address;
 }
+
+/** The address in the form the platform stores its own: EIP-55 on Ethereum (any case given), Tron's as it is. */
+export function canonicalAddress(network: Network, address: string): string {
+  return network === 'Ethereum' ? toChecksumAddress(Uint8Array.from(Buffer.from(address.slice(2), 'hex'))) : address;
+}
+
+/**
+ * Why `address` cannot receive a payment on `network`, or undefined when it can: not an address of the
+ * network (a mistyped checksum included), or the zero address, which no one controls.
+ */
+export function payableAddressProblem(network: Network, address: string): string | undefined {
+  if (!isAddress(network, address)) {
+    if (network === 'Ethereum' && /^0x[0-9a-fA-F]{40}$/.test(address)) return 'is not a valid Ethereum address: its mixed case is not the EIP-55 checksum';
+    return network === 'Tron' ? 'is not a valid Tron address (base58check T…)' : 'is not a valid Ethereum address (0x and 40 hex digits)';
+  }
+  const id = network === 'Tron' ? tronAddressToId(address) : Buffer.from(address.slice(2), 'hex');
+  if (id.every((byte) => byte === 0)) return 'is the zero address, which no one controls';
+  return undefined;
+}

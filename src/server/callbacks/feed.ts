@@ -1,5 +1,5 @@
-// The events feed: a merchant's outbox rows, oldest first, from a cursor, with each event's body as it
-// was frozen for its callbacks (their retention: ./retention.ts).
+// The events feed: a merchant's outbox rows (its orders' events, or every resource's), oldest first, from
+// a cursor, with each event's body as it was frozen for its callbacks (their retention: ./retention.ts).
 //
 // Order and gaps: events are read in the order of the transaction that wrote them (tx_id, then id), and
 // only those written by transactions older than every transaction still running. A transaction that
@@ -17,7 +17,14 @@ export type FeedPosition = [txId: string, id: string, seenUntilMs: string];
 export interface FeedFilters {
   type?: string | undefined;
   orderUuid?: string | undefined;
+  withdrawalUuid?: string | undefined;
 }
+
+/**
+ * Which events a feed carries: the orders' only (`GET /partner/v1/platforms/events`, whose items the
+ * contract types as orders' events since 1.3.0), or every resource's (`/partner/v2/platforms/events`).
+ */
+export type FeedResources = 'orders' | 'all';
 
 interface FeedRow {
   now_ms: string;
@@ -34,12 +41,16 @@ interface FeedRow {
  * row is `o`: its `data` is the frozen body spliced in as it is, the same bytes as its callbacks' body (a
  * parse and a serialization could reorder or respell it), and the page writes the text as it is
  * (http/json-text.ts), no string made of it where the driver reads it as bytes. The webhook id and the
- * type are written by to_json; the order's uuid (its column's type) and the time (digits from to_char)
- * go in quoted as they are. The contract's Event: reconciliation.test.ts checks it against the frozen body
- * and the deliveries endpoint.
+ * type are written by to_json; the subject's uuid (its column's type: `orderUuid` or `withdrawalUuid`) and
+ * the time (digits from to_char) go in quoted as they are; `delivery` is left out for an event with no
+ * callback to deliver (state 'none': a withdrawal without a callbackUrl; never an order's). The contract's
+ * Event (orders' feed) and PlatformEvent: reconciliation.test.ts checks it against the frozen body and
+ * the deliveries endpoint.
  */
-const EVENT_JSON_SQL = `concat('{"id":', to_json(o.webhook_id), ',"type":', to_json(o.event), ',"orderUuid":"', o.order_uuid,
-  '","createdAt":"', to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '","data":', o.body, ',"delivery":', ${DELIVERY_JSON_SQL}, '}')`;
+const EVENT_JSON_SQL = `concat('{"id":', to_json(o.webhook_id), ',"type":', to_json(o.event),
+  CASE WHEN o.order_uuid IS NOT NULL THEN concat(',"orderUuid":"', o.order_uuid, '"') ELSE concat(',"withdrawalUuid":"', o.withdrawal_uuid, '"') END,
+  ',"createdAt":"', to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '","data":', o.body,
+  CASE WHEN o.state <> 'none' THEN concat(',"delivery":', ${DELIVERY_JSON_SQL}) END, '}')`;
 
 /** How long a read waits, at most, for older transactions to end when they hold committed events back. */
 const HELD_BACK_WAIT_MS = 1000;
@@ -52,13 +63,22 @@ export interface FeedPage extends Pick<HeldRows<unknown>, 'release'> {
   more: boolean;
 }
 
-export async function readFeed(sql: Sql, merchantId: string, filters: FeedFilters, after: FeedPosition | undefined, limit: number): Promise<FeedPage> {
+export async function readFeed(
+  sql: Sql,
+  merchantId: string,
+  resources: FeedResources,
+  filters: FeedFilters,
+  after: FeedPosition | undefined,
+  limit: number,
+): Promise<FeedPage> {
   const values: unknown[] = [merchantId, after?.[0] ?? '0', after?.[1] ?? '0'];
   const bind = (value: unknown) => `$${values.push(value)}`;
   const merchantsEvents = [
     `o.merchant_id = ${unplannedValue('$1', 'uuid')}`,
+    ...(resources === 'orders' ? ['o.order_uuid IS NOT NULL'] : []),
     ...(filters.type === undefined ? [] : [`o.event = ${bind(filters.type)}`]),
     ...(filters.orderUuid === undefined ? [] : [`o.order_uuid = ${bind(filters.orderUuid)}::uuid`]),
+    ...(filters.withdrawalUuid === undefined ? [] : [`o.withdrawal_uuid = ${bind(filters.withdrawalUuid)}::uuid`]),
   ].join(' AND ');
   // One row at least (the clock's), whether or not the page has events; and whether committed events
   // wait behind an older transaction still running. Those all sort after the cursor without saying so (a

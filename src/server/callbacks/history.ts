@@ -62,10 +62,13 @@ export interface CallbackAttempt {
 
 export interface CallbackRecord {
   webhookId: string;
-  orderUuid: string;
+  /** The event's subject: an order's uuid, or a withdrawal's (the other null). */
+  orderUuid: string | null;
+  withdrawalUuid: string | null;
   event: string;
-  url: string;
-  state: CallbackState;
+  /** Null for an event with nothing to deliver (a withdrawal without a callbackUrl; state 'none'). */
+  url: string | null;
+  state: CallbackState | 'none';
   attempts: CallbackAttempt[];
   nextAttemptAt: string | null;
   createdAt: string;
@@ -75,21 +78,23 @@ export interface CallbackRecord {
 interface Row {
   id: bigint;
   webhook_id: string;
-  order_uuid: string;
+  order_uuid: string | null;
+  withdrawal_uuid: string | null;
   event: string;
-  url: string;
-  state: CallbackState;
+  url: string | null;
+  state: CallbackState | 'none';
   next_attempt_at: Date;
   created_at: Date;
   delivered_at: Date | null;
 }
 
-export async function listCallbacks(db: Database, filter: { state?: CallbackState | undefined; order?: string | undefined; limit: number }): Promise<CallbackRecord[]> {
+/** The operator's list of events (`partner-api callbacks list`), newest first; `subject` an order's or a withdrawal's uuid. */
+export async function listCallbacks(db: Database, filter: { state?: CallbackState | undefined; subject?: string | undefined; limit: number }): Promise<CallbackRecord[]> {
   const rows = await db.query<Row>(
-    `SELECT id, webhook_id, order_uuid, event, url, state, next_attempt_at, created_at, delivered_at FROM callback_outbox
-      WHERE ($1::text IS NULL OR state = $1) AND ($2::uuid IS NULL OR order_uuid = $2)
+    `SELECT id, webhook_id, order_uuid, withdrawal_uuid, event, url, state, next_attempt_at, created_at, delivered_at FROM callback_outbox
+      WHERE ($1::text IS NULL OR state = $1) AND ($2::uuid IS NULL OR order_uuid = $2 OR withdrawal_uuid = $2)
       ORDER BY id DESC LIMIT $3`,
-    [filter.state ?? null, filter.order ?? null, filter.limit],
+    [filter.state ?? null, filter.subject ?? null, filter.limit],
   );
   const attempts = rows.length
     ? await db.query<{ outbox_id: bigint; attempted_at: Date; status_code: number | null; latency_ms: number; error: string | null }>(
@@ -100,6 +105,7 @@ export async function listCallbacks(db: Database, filter: { state?: CallbackStat
   return rows.map((row) => ({
     webhookId: row.webhook_id,
     orderUuid: row.order_uuid,
+    withdrawalUuid: row.withdrawal_uuid,
     event: row.event,
     url: row.url,
     state: row.state,
@@ -118,13 +124,18 @@ type DeliveryAttempt = components['schemas']['DeliveryAttempt'];
 /** Attempts shown of one event, newest first: redeliveries are limited, but not in number over time. */
 const ATTEMPTS_SHOWN = 100;
 
-/** A merchant's event's delivery state and its last attempts, newest first; undefined when the merchant has no such event. */
-export async function eventDeliveries(sql: Sql, merchantId: string, webhookId: string): Promise<EventDeliveries | undefined> {
-  const [event] = await sql.query<DeliveryColumns & { id: bigint }>(
+/**
+ * A merchant's event's delivery state and its last attempts, newest first; undefined when the merchant has
+ * no such event, 'no callback' when the event has nothing to deliver (a withdrawal without a callbackUrl).
+ */
+export async function eventDeliveries(sql: Sql, merchantId: string, webhookId: string): Promise<EventDeliveries | 'no callback' | undefined> {
+  const [event] = await sql.query<Omit<DeliveryColumns, 'url'> & { id: bigint; url: string | null }>(
     `SELECT o.id, ${DELIVERY_COLUMNS} FROM callback_outbox o WHERE o.webhook_id = $1 AND o.merchant_id = $2`,
     [webhookId, merchantId],
   );
   if (!event) return undefined;
+  if (event.url === null) return 'no callback';
+  const url = event.url;
   const attempts = await sql.query<{ attempted_at: string; status_code: number | null; latency_ms: number; error: string | null; error_kind: DeliveryAttempt['error'] | null }>(
     `SELECT to_char(attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS attempted_at, status_code, latency_ms, error, error_kind
        FROM callback_attempts WHERE outbox_id = $1 ORDER BY id DESC LIMIT ${ATTEMPTS_SHOWN}`,
@@ -132,10 +143,10 @@ export async function eventDeliveries(sql: Sql, merchantId: string, webhookId: s
   );
   return {
     eventId: webhookId,
-    delivery: deliverySummary(event),
+    delivery: deliverySummary({ ...event, url }),
     data: attempts.map((a) => ({
       attemptedAt: a.attempted_at,
-      url: event.url,
+      url,
       ...(a.status_code === null ? {} : { statusCode: a.status_code }),
       durationMs: a.latency_ms,
       // Rows from before error kinds were recorded say only their message.

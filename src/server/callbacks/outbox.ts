@@ -1,19 +1,21 @@
-// The transactional outbox (docs/design.md#callbacks) and the statements that move its rows: an event
-// is written in the same transaction as the change it reports, with its body frozen, so that it is sent
-// if and only if the change committed; the dispatcher (dispatcher.ts) claims due rows with FOR UPDATE
-// SKIP LOCKED (so that several instances share the work) under a lease token that alone may record the
-// outcome, one event of an order at a time in its sequence order, each merchant and destination within
-// its share of the slots (fairness.ts), and records every attempt, scheduling retries with jitter.
+// The transactional outbox (docs/design.md#callbacks) and the statements that move its rows: an event (an
+// order's or a withdrawal's) is written in the same transaction as the change it reports, with its body
+// frozen, so that it is sent if and only if the change committed; the dispatcher (dispatcher.ts) claims
+// due rows with FOR UPDATE SKIP LOCKED (so that several instances share the work) under a lease token
+// that alone may record the outcome, one event of a subject at a time in its sequence order, each
+// merchant and destination within its share of the slots (fairness.ts), and records every attempt,
+// scheduling retries with jitter.
 // Every due time and lease is the database's clock (now()), one clock for all instances.
 import { randomBytes } from 'node:crypto';
-import type { DepositOrderCallback } from '../../../generated/schema.js';
+import type { DepositOrderCallback, Withdrawal, WithdrawalCallback } from '../../../generated/schema.js';
 import type { Database, Sql } from '../db/database.js';
 import type { Logger } from '../shared/logger.js';
 import { platformDateTime } from '../shared/time.js';
 import type { DeliveryResult } from './delivery.js';
 import type { ClaimCapacity, FairnessLimits } from './fairness.js';
 
-export interface CallbackEvent {
+/** An order's event: its body is the order's callback, `occurredAt` and `sequence` added last. */
+export interface OrderCallbackEvent {
   merchantId: string;
   orderUuid: string;
   url: string;
@@ -22,25 +24,41 @@ export interface CallbackEvent {
   payload: Omit<DepositOrderCallback, 'occurredAt' | 'sequence'>;
 }
 
+/** A withdrawal's event: its body is `{event, occurredAt, sequence, withdrawal}` (WithdrawalCallback). */
+export interface WithdrawalCallbackEvent {
+  merchantId: string;
+  withdrawalUuid: string;
+  /** The withdrawal's callbackUrl; null when it has none: the event is in the feed, with nothing to deliver. */
+  url: string | null;
+  occurredAt: Date;
+  event: WithdrawalCallback['event'];
+  withdrawal: Withdrawal;
+}
+
+export type CallbackEvent = OrderCallbackEvent | WithdrawalCallbackEvent;
+
 /** A webhook-id: unique per event, the same on every retry (the merchant's deduplication key). */
 export function newWebhookId(): string {
   return `msg_${randomBytes(18).toString('base64url')}`;
 }
 
 /**
- * Writes the event, due at once by the database's clock, with the order's next sequence number. The caller holds the order's row lock (it
- * has just updated the order in this transaction), so the events of one order are numbered one at a
- * time; the unique (order_uuid, sequence) index stands behind that.
+ * Writes the event, due at once by the database's clock, with its subject's next sequence number (an
+ * order's or a withdrawal's). The caller holds the subject's row lock (it has just updated the order or
+ * the withdrawal in this transaction), so the events of one subject are numbered one at a time; the
+ * unique (order_uuid, sequence) and (withdrawal_uuid, sequence) indexes stand behind that.
  */
 export async function enqueueCallback(tx: Sql, event: CallbackEvent): Promise<string> {
   const webhookId = newWebhookId();
-  const [last] = await tx.query<{ sequence: number | null }>('SELECT max(sequence) AS sequence FROM callback_outbox WHERE order_uuid = $1', [event.orderUuid]);
-  const sequence = (last?.sequence ?? 0) + 1;
-  const body: DepositOrderCallback = { ...event.payload, occurredAt: platformDateTime(event.occurredAt), sequence };
+  const [column, subject] = 'orderUuid' in event ? ['order_uuid', event.orderUuid] : ['withdrawal_uuid', event.withdrawalUuid];
+  const [last] = await tx.query<{ sequence: number | null }>(`SELECT max(sequence) AS sequence FROM callback_outbox WHERE ${column} = $1`, [subject]);
+  const stamp = { occurredAt: platformDateTime(event.occurredAt), sequence: (last?.sequence ?? 0) + 1 };
+  const body: DepositOrderCallback | WithdrawalCallback =
+    'orderUuid' in event ? { ...event.payload, ...stamp } : { event: event.event, ...stamp, withdrawal: event.withdrawal };
   await tx.query(
-    `INSERT INTO callback_outbox (webhook_id, merchant_id, order_uuid, event, url, body, next_attempt_at, sequence)
-     VALUES ($1, $2, $3, $4, $5, $6, now(), $7)`,
-    [webhookId, event.merchantId, event.orderUuid, body.event, event.url, JSON.stringify(body), sequence],
+    `INSERT INTO callback_outbox (webhook_id, merchant_id, ${column}, event, url, body, next_attempt_at, sequence, state)
+     VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $8)`,
+    [webhookId, event.merchantId, subject, body.event, event.url, JSON.stringify(body), stamp.sequence, event.url === null ? 'none' : 'pending'],
   );
   return webhookId;
 }
@@ -75,7 +93,7 @@ export function nextAttemptDelayMs(attempts: number, schedule: readonly number[]
  * Claims due rows under a fresh lease token: their next attempt moves past twice the delivery
  * timeout (a delivery and its record take at most one), so no other instance takes them meanwhile,
  * and a row whose dispatcher died is due again soon after. An event waits while an earlier one of
- * the same order is still pending: a merchant receives an order's events in their sequence order.
+ * the same order (or withdrawal) is still pending: a merchant receives their events in sequence order.
  * Fair: each merchant and each destination gets at most its free slots (ranked by due time within
  * it), and the merchants' first rows come before anyone's second.
  */
@@ -102,6 +120,8 @@ export function claimDue(
           AND NOT o.merchant_id = ANY($10::uuid[]) AND NOT d.destination = ANY($11::text[])
           AND NOT EXISTS (SELECT 1 FROM callback_outbox earlier
                            WHERE earlier.order_uuid = o.order_uuid AND earlier.sequence < o.sequence AND earlier.state = 'pending')
+          AND NOT EXISTS (SELECT 1 FROM callback_outbox earlier
+                           WHERE earlier.withdrawal_uuid = o.withdrawal_uuid AND earlier.sequence < o.sequence AND earlier.state = 'pending')
         ORDER BY o.next_attempt_at LIMIT $9),
      ranked AS (
        SELECT c.id, c.next_attempt_at, c.destination,

@@ -16,8 +16,8 @@ export async function feedPositionExpired(sql: Sql, position: FeedPosition): Pro
 export const PRUNE_BATCH = 5000;
 
 /**
- * Removes the events older than the retention and their attempts, except each order's latest event
- * (its sequence goes on from there) and events still pending, and records the horizon first, so that a
+ * Removes the events older than the retention and their attempts, except each order's and withdrawal's
+ * latest event (its sequence goes on from there) and events still pending, and records the horizon first, so that a
  * cursor from before it is refused (410) instead of passing the removed events silently. The number
  * of events removed; a full batch means more are due.
  */
@@ -35,7 +35,8 @@ export async function pruneEvents(db: Database, retentionDays: number): Promise<
     const doomed = await tx.query<{ id: string }>(
       `SELECT o.id::text AS id FROM callback_outbox o
         WHERE o.created_at < timestamptz 'epoch' + $1::bigint * interval '1 millisecond' AND o.state <> 'pending'
-          AND EXISTS (SELECT 1 FROM callback_outbox later WHERE later.order_uuid = o.order_uuid AND later.sequence > o.sequence)
+          AND (EXISTS (SELECT 1 FROM callback_outbox later WHERE later.order_uuid = o.order_uuid AND later.sequence > o.sequence)
+               OR EXISTS (SELECT 1 FROM callback_outbox later WHERE later.withdrawal_uuid = o.withdrawal_uuid AND later.sequence > o.sequence))
         LIMIT $2`,
       [horizon!.ms, PRUNE_BATCH],
     );

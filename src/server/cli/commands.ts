@@ -1,17 +1,22 @@
 // The operator's commands of `partner-api`, one entry each: its words, its own flags, an example and
 // what it runs. Adding a command or a flag is an edit here; parsing, help and errors are in ../cli.ts.
-import { isAddress } from '../addresses/derivation.js';
+import { canonicalAddress, payableAddressProblem } from '../addresses/derivation.js';
 import { CALLBACK_STATES, listCallbacks, type CallbackState } from '../callbacks/history.js';
-import { CallbackInFlightError, redeliverCallback } from '../callbacks/redelivery.js';
+import { CallbackInFlightError, NoCallbackError, redeliverCallback } from '../callbacks/redelivery.js';
 import { formatCallback } from './callback-format.js';
 import { addressesExport, exportFilters } from './address-export.js';
 import { chainResumeCommand, depositsRescanCommand } from './chain-commands.js';
 import type { Config } from '../config.js';
 import { isUuid } from '../shared/uuid.js';
-import { parseDecimalUnits } from '../shared/money.js';
+import { formatDecimalUnits, parseDecimalUnits } from '../shared/money.js';
 import type { Platform } from '../platform.js';
 import { MAX_GRACE_SECONDS } from '../merchants/merchants.js';
-import { DuplicateWithdrawalError, WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../withdrawals/withdrawals.js';
+import { checkLedger } from '../ledger/ledger.js';
+import { changePolicy, type PolicyChange } from '../withdrawals/policy.js';
+import { MAX_WITHDRAWAL_UNITS, type Refusal } from '../withdrawals/requests.js';
+import type { WithdrawalMove } from '../withdrawals/settlement.js';
+import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
+import type { Withdrawal } from '../../../generated/schema.js';
 import { RefusedError, UsageError } from './errors.js';
 import { durationFlag, NETWORK_VALUE, networkFlag, required, type Flags } from './flags.js';
 
@@ -20,6 +25,8 @@ export interface FlagSpec {
   value?: string;
   description: string;
   required?: boolean;
+  /** The flag may be given several times (its value is then a list). */
+  multiple?: boolean;
 }
 
 /** What a command reads its settings from and writes to: the process's own (../cli.ts main), or a test's. */
@@ -91,6 +98,92 @@ function printedResult(handler: (platform: Platform, flags: Flags) => Promise<{ 
     const { value, text } = await withPlatform(io, config, (platform) => handler(platform, flags));
     print(io, flags, value, text);
   };
+}
+
+/** The merchant of an API key, or a refusal naming the key. */
+async function merchantOf(platform: Platform, apiKey: string) {
+  const merchant = await platform.merchants.byApiKey(apiKey);
+  if (!merchant) throw new RefusedError(`no merchant has the API key ${apiKey}`);
+  return merchant;
+}
+
+function uuidFlag(flags: Flags): string {
+  const uuid = required(flags, 'uuid');
+  if (!isUuid(uuid)) throw new UsageError('--uuid must be a withdrawal uuid');
+  return uuid;
+}
+
+/** An amount of whole USDT (`12.5`): positive, at most 6 decimals, at most the contract's largest withdrawal. */
+function amountFlag(flags: Flags, name: string): bigint {
+  const units = parseDecimalUnits(required(flags, name));
+  if (units === undefined || units === 0n || units > MAX_WITHDRAWAL_UNITS) {
+    throw new UsageError(`--${name} must be a positive decimal of whole USDT up to ${formatDecimalUnits(MAX_WITHDRAWAL_UNITS)} with at most 6 decimals, e.g. 12.5`);
+  }
+  return units;
+}
+
+/** A limit's flag: an amount, `none` to remove the limit, or undefined when not given. */
+function limitFlag(flags: Flags, name: string): bigint | null | undefined {
+  if (flags[name] === undefined) return undefined;
+  return flags[name] === 'none' ? null : amountFlag(flags, name);
+}
+
+/** --reason: what the merchant reads as failureReason, 1 to 500 characters without control characters. */
+function reasonFlag(flags: Flags, fallback: string): string {
+  if (flags.reason === undefined) return fallback;
+  const reason = required(flags, 'reason');
+  if (reason.length > 500 || /[\u0000-\u001F\u007F]/.test(reason)) throw new UsageError('--reason must be 1 to 500 characters without control characters');
+  return reason;
+}
+
+/** merchants set-withdrawals' flags as a change of the policy; at least one must be given. */
+function policyChange(flags: Flags): PolicyChange {
+  if (flags.enabled && flags.disabled) throw new UsageError('give --enabled or --disabled, not both');
+  const change: PolicyChange = {};
+  if (flags.enabled || flags.disabled) change.enabled = Boolean(flags.enabled);
+  const maxAmount = limitFlag(flags, 'max-amount');
+  const dailyLimit = limitFlag(flags, 'daily-limit');
+  const approveAbove = limitFlag(flags, 'approve-above');
+  if (maxAmount !== undefined) change.maxAmount = maxAmount;
+  if (dailyLimit !== undefined) change.dailyLimit = dailyLimit;
+  if (approveAbove !== undefined) change.approveAbove = approveAbove;
+  const addresses = flags['allow-address'];
+  if (Array.isArray(addresses)) {
+    change.allowedAddresses = addresses.includes('any') ? [] : addresses.map(allowedAddress);
+    if (addresses.includes('any') && addresses.length > 1) throw new UsageError('--allow-address any allows every destination: give it alone');
+  }
+  if (Object.keys(change).length === 0) throw new UsageError('give at least one of --enabled, --disabled, --max-amount, --daily-limit, --allow-address, --approve-above');
+  return change;
+}
+
+/** An allowed destination, on either network, in the form the platform compares (EIP-55 on Ethereum). */
+function allowedAddress(address: string): string {
+  const network = address.startsWith('0x') ? 'Ethereum' : 'Tron';
+  const problem = payableAddressProblem(network, address);
+  if (problem) throw new UsageError(`--allow-address ${address} ${problem}`);
+  return canonicalAddress(network, address);
+}
+
+/** A refusal of a withdrawal request, as one line for the operator. */
+function refusalText(refusal: Refusal): string {
+  switch (refusal.code) {
+    case 'validation_failed':
+      return refusal.errors.map((e) => `${e.pointer.slice(1)} ${e.detail}`).join('; ');
+    case 'insufficient_balance':
+      return `it needs ${formatDecimalUnits(refusal.needed)} USDT (fee ${formatDecimalUnits(refusal.fee)} included), the balance has ${formatDecimalUnits(refusal.available)} available`;
+    case 'daily_limit_exceeded':
+      return `over the daily limit of ${formatDecimalUnits(refusal.limit)} USDT (${formatDecimalUnits(refusal.left)} left)`;
+    case 'withdrawals_disabled':
+      return 'withdrawals through the API are not enabled for this merchant';
+  }
+}
+
+/** Moves a withdrawal for the operator; a refusal names why. */
+async function movedWithdrawal(io: Io, config: Config, uuid: string, move: WithdrawalMove): Promise<Withdrawal> {
+  const result = await withPlatform(io, config, (p) => p.withdrawals.move(uuid, move));
+  if (result === undefined) throw new RefusedError(`no withdrawal ${uuid}`);
+  if ('refused' in result) throw new RefusedError(`withdrawal ${uuid} cannot be ${move.to === 'approved' ? 'approved' : `moved to ${move.to}`}: ${result.refused}`);
+  return result;
 }
 
 export const COMMANDS: Command[] = [
@@ -174,7 +267,7 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['withdrawals', 'create'],
-    summary: 'records a PENDING withdrawal of a merchant (the operator pays it out, then sets its status)',
+    summary: "records a merchant's withdrawal, its amount plus the network's fee held from the merchant's balance (the operator pays it out, then sets its status)",
     flags: {
       'api-key': { value: 'KEY', description: "the merchant's API key", required: true },
       'external-id': { value: 'ID', description: "the merchant's id of the withdrawal, 1 to 128 characters, unique per merchant", required: true },
@@ -185,47 +278,121 @@ export const COMMANDS: Command[] = [
     },
     example: 'partner-api withdrawals create --api-key pk_test_… --external-id wd-1 --amount 12.5 --blockchain Tron --destination-address T…',
     async run(flags, config, io) {
-      const amountUnits = parseDecimalUnits(required(flags, 'amount'));
-      if (amountUnits === undefined || amountUnits === 0n || amountUnits > 1_000_000_000n * 1_000_000n) {
-        throw new UsageError('--amount must be a positive decimal of whole USDT up to 1000000000 with at most 6 decimals, e.g. 12.5');
-      }
+      const amountUnits = amountFlag(flags, 'amount');
       const blockchain = networkFlag(flags, 'blockchain');
       const toAddress = required(flags, 'destination-address');
-      if (!isAddress(blockchain, toAddress)) throw new UsageError(`--destination-address is not a ${blockchain} address`);
       const externalId = required(flags, 'external-id');
       if (externalId.length > 128 || /[\u0000-\u001F\u007F]/.test(externalId)) throw new UsageError('--external-id must be 1 to 128 characters without control characters');
       const apiKey = required(flags, 'api-key');
       const withdrawal = await withPlatform(io, config, async (p) => {
-        const merchant = await p.merchants.byApiKey(apiKey);
-        if (!merchant) throw new RefusedError(`no merchant has the API key ${apiKey}`);
-        try {
-          return await p.withdrawals.create({ merchantId: merchant.id, externalId, amountUnits, blockchain, toAddress });
-        } catch (error) {
-          if (error instanceof DuplicateWithdrawalError) throw new RefusedError(`merchant ${merchant.name} already has a withdrawal with external id ${externalId}`);
-          throw error;
-        }
+        const merchant = await merchantOf(p, apiKey);
+        const result = await p.withdrawals.request({ merchantId: merchant.id, externalId, network: blockchain, currency: 'USDT', amountUnits, toAddress, callbackUrl: undefined, source: 'operator' });
+        if (result.outcome === 'conflict' || result.outcome === 'replayed') throw new RefusedError(`merchant ${merchant.name} already has a withdrawal with external id ${externalId}`);
+        if (result.outcome === 'refused') throw new RefusedError(`the withdrawal was refused: ${refusalText(result.refusal)}`);
+        return toWithdrawal(result.row);
       });
-      print(io, flags, withdrawal, `withdrawal ${withdrawal.uuid} created (${withdrawal.status})`);
+      print(io, flags, withdrawal, `withdrawal ${withdrawal.uuid} created (${withdrawal.status}, ${withdrawal.stage}): ${withdrawal.amount} USDT + fee ${withdrawal.fee} USDT held`);
     },
   },
   {
     words: ['withdrawals', 'set-status'],
-    summary: 'moves a withdrawal from PENDING to DONE or FAILED (final states never change)',
+    summary: 'settles a PENDING withdrawal: DONE (its hold spent) or FAILED (its hold back in the balance); final states never change',
     flags: {
       uuid: { value: 'UUID', description: "the withdrawal's uuid", required: true },
-      status: { value: WITHDRAWAL_STATUSES.join('|'), description: 'the new status', required: true },
+      status: { value: 'DONE|FAILED', description: 'the new status', required: true },
+      'tx-id': { value: 'HASH', description: 'with DONE: the chain transaction that paid it (0x + 64 hex on Ethereum, 64 hex on Tron)' },
+      reason: { value: 'TEXT', description: 'with FAILED: why, as the merchant reads it (default "Failed by the operator.")' },
       json: JSON_FLAG,
     },
-    example: 'partner-api withdrawals set-status --uuid 6f1c… --status DONE',
+    example: 'partner-api withdrawals set-status --uuid 6f1c… --status DONE --tx-id 5c50…',
     async run(flags, config, io) {
-      const uuid = required(flags, 'uuid');
-      const status = required(flags, 'status') as WithdrawalStatus;
-      if (!WITHDRAWAL_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
-      if (!isUuid(uuid)) throw new UsageError('--uuid must be a withdrawal uuid');
-      const result = await withPlatform(io, config, (p) => p.withdrawals.setStatus(uuid, status));
-      if (result === undefined) throw new RefusedError(`no withdrawal ${uuid}`);
-      if (result === 'refused') throw new RefusedError(`withdrawal ${uuid} is final and cannot move to ${status}`);
-      print(io, flags, result, `withdrawal ${uuid} is ${result.status}`);
+      const uuid = uuidFlag(flags);
+      const status = required(flags, 'status');
+      if (status === 'PENDING') throw new UsageError('--status PENDING: every withdrawal starts PENDING and never goes back to it; give DONE or FAILED');
+      if (status !== 'DONE' && status !== 'FAILED') throw new UsageError('--status must be DONE or FAILED');
+      const txId = flags['tx-id'] === undefined ? undefined : required(flags, 'tx-id');
+      if (txId !== undefined && (status !== 'DONE' || !/^(0x)?[0-9a-fA-F]{64}$/.test(txId))) throw new UsageError('--tx-id goes with --status DONE: 0x + 64 hex (Ethereum) or 64 hex (Tron)');
+      if (flags.reason !== undefined && status !== 'FAILED') throw new UsageError('--reason goes with --status FAILED');
+      const move = status === 'DONE' ? { to: 'DONE' as const, txId } : { to: 'FAILED' as const, reason: reasonFlag(flags, 'Failed by the operator.') };
+      const withdrawal = await movedWithdrawal(io, config, uuid, move);
+      print(io, flags, withdrawal, `withdrawal ${uuid} is ${withdrawal.status}${status === 'DONE' ? ': its hold is spent' : ': its hold is back in the balance'}`);
+    },
+  },
+  {
+    words: ['withdrawals', 'approve'],
+    summary: 'approves a withdrawal that awaits approval (above the merchant\'s --approve-above): it is queued to be paid',
+    flags: { uuid: { value: 'UUID', description: "the withdrawal's uuid", required: true }, json: JSON_FLAG },
+    example: 'partner-api withdrawals approve --uuid 6f1c…',
+    async run(flags, config, io) {
+      const uuid = uuidFlag(flags);
+      const withdrawal = await movedWithdrawal(io, config, uuid, { to: 'approved' });
+      print(io, flags, withdrawal, `withdrawal ${uuid} is approved: ${withdrawal.status}, ${withdrawal.stage}`);
+    },
+  },
+  {
+    words: ['withdrawals', 'reject'],
+    summary: 'rejects a PENDING withdrawal: it is FAILED and its hold is back in the merchant\'s balance',
+    flags: {
+      uuid: { value: 'UUID', description: "the withdrawal's uuid", required: true },
+      reason: { value: 'TEXT', description: 'why, as the merchant reads it (default "Rejected by the operator.")' },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api withdrawals reject --uuid 6f1c… --reason "Destination not verified."',
+    async run(flags, config, io) {
+      const uuid = uuidFlag(flags);
+      const withdrawal = await movedWithdrawal(io, config, uuid, { to: 'FAILED', reason: reasonFlag(flags, 'Rejected by the operator.') });
+      print(io, flags, withdrawal, `withdrawal ${uuid} is rejected: FAILED, its hold is back in the balance`);
+    },
+  },
+  {
+    words: ['merchants', 'set-withdrawals'],
+    summary: "sets what a merchant may withdraw through the API: on or off (live mode: off until turned on), limits, allowed destinations, approval above an amount",
+    flags: {
+      'api-key': { value: 'KEY', description: "the merchant's API key", required: true },
+      enabled: { description: 'allow withdrawals through the API' },
+      disabled: { description: 'refuse withdrawals through the API (422 withdrawals_disabled)' },
+      'max-amount': { value: 'AMOUNT', description: 'the largest withdrawal, whole USDT (e.g. 500), or none' },
+      'daily-limit': { value: 'AMOUNT', description: 'the most its withdrawals may add up to in any 24 hours, whole USDT, or none' },
+      'allow-address': { value: 'ADDR', description: 'allow only these destinations (repeat it for each; replaces the list); any: every destination', multiple: true },
+      'approve-above': { value: 'AMOUNT', description: 'a withdrawal of more than this waits for withdrawals approve (whole USDT), or none' },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api merchants set-withdrawals --api-key pk_live_… --enabled --max-amount 5000 --daily-limit 20000 --approve-above 1000',
+    async run(flags, config, io) {
+      const apiKey = required(flags, 'api-key');
+      const change = policyChange(flags);
+      const policy = await withPlatform(io, config, async (p) => changePolicy(p.db, (await merchantOf(p, apiKey)).id, change));
+      const shown = {
+        enabled: policy.enabled,
+        maxAmount: policy.maxAmount === undefined ? null : formatDecimalUnits(policy.maxAmount),
+        dailyLimit: policy.dailyLimit === undefined ? null : formatDecimalUnits(policy.dailyLimit),
+        approveAbove: policy.approveAbove === undefined ? null : formatDecimalUnits(policy.approveAbove),
+        allowedAddresses: policy.allowedAddresses,
+      };
+      const text = [
+        `withdrawals through the API: ${policy.enabled ? 'enabled' : config.mode === 'sandbox' ? 'disabled (the sandbox allows them all the same)' : 'disabled'}`,
+        `largest withdrawal: ${shown.maxAmount ?? 'no limit'}`,
+        `daily limit: ${shown.dailyLimit ?? 'no limit'}`,
+        `approval above: ${shown.approveAbove ?? 'none needed'}`,
+        `destinations: ${policy.allowedAddresses.length ? policy.allowedAddresses.join(', ') : 'any'}`,
+      ].join('\n');
+      print(io, flags, shown, text);
+    },
+  },
+  {
+    words: ['ledger', 'check'],
+    summary: "recomputes every merchant's balance from the ledger's entries and checks every deposit and withdrawal against them (exit 1 on a difference)",
+    flags: { json: JSON_FLAG },
+    example: 'partner-api ledger check',
+    async run(flags, config, io) {
+      const result = await withPlatform(io, config, (p) => checkLedger(p.db));
+      const text = [
+        `${result.entries} entries, ${result.balances} balances: ${result.problems.length === 0 ? 'the books agree' : `${result.problems.length} difference(s)`}`,
+        ...result.problems,
+        ...(result.unbooked.length ? [`${result.unbooked.length} withdrawal(s) from before the books, outside them: ${result.unbooked.join(', ')}`] : []),
+      ].join('\n');
+      print(io, flags, result, text);
+      if (result.problems.length > 0) throw new RefusedError(`the books disagree in ${result.problems.length} place(s)`);
     },
   },
   {
@@ -233,6 +400,7 @@ export const COMMANDS: Command[] = [
     summary: 'lists callback events, newest first, with their delivery attempts',
     flags: {
       order: { value: 'UUID', description: "only this order's events" },
+      withdrawal: { value: 'UUID', description: "only this withdrawal's events" },
       state: { value: CALLBACK_STATES.join('|'), description: 'only events in this state' },
       limit: { value: 'N', description: 'at most N events, 1 to 10000 (default 50)' },
       json: JSON_FLAG,
@@ -243,9 +411,12 @@ export const COMMANDS: Command[] = [
       if (state !== undefined && !CALLBACK_STATES.includes(state as CallbackState)) throw new UsageError(`--state must be one of ${CALLBACK_STATES.join(', ')}`);
       const order = flags.order as string | undefined;
       if (order !== undefined && !isUuid(order)) throw new UsageError('--order must be an order uuid');
+      const withdrawal = flags.withdrawal as string | undefined;
+      if (withdrawal !== undefined && !isUuid(withdrawal)) throw new UsageError('--withdrawal must be a withdrawal uuid');
+      if (order !== undefined && withdrawal !== undefined) throw new UsageError('give --order or --withdrawal, not both');
       const limit = Number(flags.limit ?? 50);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
-      const events = await withPlatform(io, config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, order, limit }));
+      const events = await withPlatform(io, config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, subject: order ?? withdrawal, limit }));
       print(io, flags, events, events.map(formatCallback).join('\n') || 'no callbacks');
     },
   },
@@ -257,7 +428,7 @@ export const COMMANDS: Command[] = [
     async run(flags, config, io) {
       const webhookId = required(flags, 'webhook-id');
       const event = await withPlatform(io, config, (p) => redeliverCallback(p.db, webhookId)).catch((error: unknown) => {
-        throw error instanceof CallbackInFlightError ? new RefusedError(error.message) : error;
+        throw error instanceof CallbackInFlightError || error instanceof NoCallbackError ? new RefusedError(error.message) : error;
       });
       if (!event) throw new RefusedError(`no callback ${webhookId}`);
       print(io, flags, event, `callback ${webhookId} will be delivered again (same webhook-id)`);

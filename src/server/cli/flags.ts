@@ -2,7 +2,7 @@
 import type { Network } from '../addresses/derivation.js';
 import { UsageError } from './errors.js';
 
-export type Flags = Record<string, string | boolean | undefined>;
+export type Flags = Record<string, string | boolean | string[] | undefined>;
 
 /** Networks as the contract spells them; typed in any case (`--network tron` too). */
 export const NETWORK_VALUE = 'Tron|Ethereum';

@@ -48,11 +48,21 @@ async function renameRecordedVersions(tx: Sql): Promise<void> {
   }
 }
 
-/** Splits a migration on the semicolons that end statements (migrations hold no literal semicolons). */
-function splitStatements(sql: string): string[] {
-  return sql
-    .replace(/--.*$/gm, '')
-    .split(';')
-    .map((s) => s.trim())
-    .filter(Boolean);
+/**
+ * Splits a migration on the semicolons that end statements: not those inside a dollar-quoted body (a
+ * function's, a DO block's), which migrations write as `$$ … $$`; no other literal holds a semicolon.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let statement = '';
+  let quoted = false;
+  for (const part of sql.replace(/--.*$/gm, '').split(/(\$\$|;)/)) {
+    if (part === '$$') quoted = !quoted;
+    if (part === ';' && !quoted) {
+      statements.push(statement);
+      statement = '';
+    } else statement += part;
+  }
+  statements.push(statement);
+  return statements.map((s) => s.trim()).filter(Boolean);
 }

@@ -20,6 +20,7 @@ import { clientErrorHandler, errorHandler, frameworkErrorHandler, ProblemError, 
 import { createRateLimiter } from './rate-limit.js';
 import { reconciliationRoutes } from './reconciliation-routes.js';
 import { sandboxRoutes } from './sandbox-routes.js';
+import { withdrawalRoutes } from './withdrawal-routes.js';
 import { CursorCodec } from '../shared/cursors.js';
 
 export const BODY_LIMIT = 16 * 1024;
@@ -133,16 +134,17 @@ export function buildApp(deps: AppDeps): App {
   let listening: string | undefined;
   const listenBase = () => (listening ??= fastify.server.listening ? listenUrl(fastify.server.address()) : undefined) ?? listenUrl(null);
   const paymentLinks = new PaymentLinks(deps.paymentPageKey, () => deps.config.publicUrl ?? listenBase());
+  const callbacks = callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate);
   partnerRoutes(fastify, {
     ...guard,
     paymentLinks,
     orders: deps.orders,
-    withdrawals: deps.withdrawals,
-    callbackPolicy: callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate),
+    callbackPolicy: callbacks,
     // A shop's page may be on the merchant's own machine in the sandbox; live payers get https and public hosts only.
     returnUrlPolicy: { requireHttps: deps.config.mode === 'live', allowPrivate: deps.config.mode === 'sandbox', publicNamesOnly: deps.config.mode === 'live' },
     metrics,
   });
+  withdrawalRoutes(fastify, { ...guard, db: deps.db, withdrawals: deps.withdrawals, callbackPolicy: callbacks, metrics });
   reconciliationRoutes(fastify, {
     ...guard,
     db: deps.db,

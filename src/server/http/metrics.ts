@@ -7,6 +7,7 @@ export interface Metrics {
   registry: Registry;
   requests: Histogram<'method' | 'route' | 'status'>;
   ordersCreated: Counter<'blockchain' | 'outcome'>;
+  withdrawalsRequested: Counter<'blockchain' | 'outcome'>;
   chain: { lag: Gauge<'network'>; halted: Gauge<'network'> };
   jobLease: Gauge<'job'>;
 }
@@ -26,6 +27,12 @@ export function createMetrics(): Metrics {
     ordersCreated: new Counter({
       name: 'partner_api_orders_created_total',
       help: 'Order creations by network and outcome (created, replayed, conflict)',
+      labelNames: ['blockchain', 'outcome'],
+      registers: [registry],
+    }),
+    withdrawalsRequested: new Counter({
+      name: 'partner_api_withdrawals_requested_total',
+      help: 'Withdrawals asked for through the API by network and outcome (created, replayed, conflict, or the refusal: validation_failed, insufficient_balance, daily_limit_exceeded, withdrawals_disabled)',
       labelNames: ['blockchain', 'outcome'],
       registers: [registry],
     }),

@@ -1,4 +1,5 @@
-// The three operations of the contract. Each request reads as a straight line:
+// The deposit orders' operations (create, read; their list is reconciliation-routes.ts; withdrawals are
+// withdrawal-routes.ts). Each request reads as a straight line:
 // read raw body → verify signature → rate limit → parse → validate (contract) → handler → store → send.
 import type { FastifyInstance } from 'fastify';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
@@ -6,7 +7,6 @@ import { componentSchema, uuidPathParams } from './openapi-document.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { callbackUrlProblem, PRIVATE_DESTINATION, type CallbackPolicy } from '../callbacks/destinations.js';
-import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
 import type { Metrics } from './metrics.js';
 import { orderWriter, sendItem } from './json-text.js';
@@ -14,7 +14,6 @@ import { ProblemError } from './problems.js';
 
 export interface PartnerRouteDeps extends GuardDeps {
   orders: Orders;
-  withdrawals: Withdrawals;
   callbackPolicy: CallbackPolicy;
   /** The return URL's: the payer's browser follows it, not the platform, so there is no request forgery to guard against, only live payers sent to a private or plain-http page. */
   returnUrlPolicy: CallbackPolicy;
@@ -56,16 +55,6 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
       const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');
       return sendItem(reply, order, writeOrder);
-    },
-  );
-
-  app.get<{ Params: { uuid: string } }>(
-    '/partner/v1/platforms/withdrawals/:uuid',
-    { schema: { params: uuidPathParams('WithdrawalUuid') }, preValidation },
-    async (request) => {
-      const withdrawal = await deps.withdrawals.read(request.merchant!.id, request.params.uuid);
-      if (!withdrawal) throw new ProblemError(404, 'not_found', 'No withdrawal with this uuid exists for this merchant.');
-      return withdrawal;
     },
   );
 }

@@ -2,9 +2,12 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { FieldError, Problem, ProblemCode } from '../../../generated/schema.js';
+import type { FieldError, Problem, ProblemCode, WithdrawalProblem } from '../../../generated/schema.js';
 
-const TITLES: Record<ProblemCode, string> = {
+/** Every code a problem may carry: the contract's ProblemCode, and the refusals of withdrawals (WithdrawalProblemCode). */
+type AnyProblemCode = ProblemCode | WithdrawalProblem['code'];
+
+const TITLES: Record<AnyProblemCode, string> = {
   bad_request: 'Bad request',
   malformed_json: 'Malformed JSON',
   missing_credentials: 'Missing credentials',
@@ -28,6 +31,9 @@ const TITLES: Record<ProblemCode, string> = {
   too_many_open_orders: 'Too many open orders',
   headers_too_large: 'Header fields too large',
   internal_error: 'Internal error',
+  insufficient_balance: 'Insufficient balance',
+  daily_limit_exceeded: 'Daily limit exceeded',
+  withdrawals_disabled: 'Withdrawals disabled',
 };
 
 /**
@@ -41,17 +47,18 @@ export const TYPE_BASE = '/docs#/section/errors/';
 export class ProblemError extends Error {
   constructor(
     readonly status: number,
-    readonly code: ProblemCode,
+    readonly code: AnyProblemCode,
     readonly detail: string,
-    readonly extra: Pick<Problem, 'errors' | 'serverTime'> = {},
+    readonly extra: Pick<Problem, 'errors' | 'serverTime'> & Pick<WithdrawalProblem, 'available'> = {},
     /** Header fields that come with the problem (`Allow` with a 405). */
     readonly headers: Record<string, string> = {},
   ) {
     super(detail);
   }
 
-  toProblem(): Problem {
-    return { type: TYPE_BASE + this.code, title: TITLES[this.code], status: this.status, detail: this.detail, code: this.code, ...this.extra };
+  toProblem(): Problem | WithdrawalProblem {
+    // A withdrawal's codes come only with the withdrawal create's refusals, whose response is a WithdrawalProblem.
+    return { type: TYPE_BASE + this.code, title: TITLES[this.code], status: this.status, detail: this.detail, code: this.code, ...this.extra } as Problem | WithdrawalProblem;
   }
 }
 

@@ -1,11 +1,12 @@
-// Reconciliation: a merchant's orders and withdrawals a page at a time, its events as a feed, each
-// event's deliveries and its redelivery. Every request is the merchant's own (merchantGuard); cursors
-// are bound to the merchant and to the walk's filters (shared/cursors.ts).
+// Reconciliation: a merchant's orders and withdrawals a page at a time, its events as a feed (its orders'
+// in v1, every resource's in v2), each event's deliveries and its redelivery. Every request is the
+// merchant's own (merchantGuard); cursors are bound to the merchant and to the walk's filters
+// (shared/cursors.ts).
 import type { FastifyInstance } from 'fastify';
 import type { operations } from '../../../generated/schema.js';
 import { eventDeliveries } from '../callbacks/history.js';
-import { readFeed, type FeedPosition } from '../callbacks/feed.js';
-import { CallbackInFlightError, redeliverEvent } from '../callbacks/redelivery.js';
+import { readFeed, type FeedPosition, type FeedResources } from '../callbacks/feed.js';
+import { CallbackInFlightError, NoCallbackError, redeliverEvent } from '../callbacks/redelivery.js';
 import { feedPositionExpired } from '../callbacks/retention.js';
 import type { Database } from '../db/database.js';
 import { ROW_POSITION_LENGTHS, type RowPosition } from '../db/pages.js';
@@ -52,6 +53,9 @@ function checkMoments(query: Partial<Record<(typeof TIME_PARAMETERS)[number], st
   });
   if (errors.length > 0) throw invalidParameters(errors);
 }
+
+/** An event the feed shows that has no deliveries: nothing was ever to be sent. */
+const NO_CALLBACK = 'This event has no callback: its withdrawal was created without a callbackUrl, so it is in the events feed only.';
 
 const CURSOR_REFUSED = 'was not issued to this API key for these filters, or it was changed';
 
@@ -105,25 +109,27 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
     },
   );
 
-  app.get<{ Querystring: Query<'listEvents'> }>(
-    '/partner/v1/platforms/events',
-    { schema: { querystring: queryParams('/partner/v1/platforms/events', 'get') }, preValidation },
-    async (request, reply) => {
+  /** A page of a feed: its orders' events (v1) or every resource's (v2), each walk's cursors its own. */
+  function feedRoute(path: string, scopeName: string, resources: FeedResources) {
+    // The v2 query is the v1 query's superset (withdrawalUuid, every type); each route's schema holds its own.
+    app.get<{ Querystring: Query<'listAllEvents'> }>(path, { schema: { querystring: queryParams(path, 'get') }, preValidation }, async (request, reply) => {
       const merchantId = request.merchant!.id;
       const filters = filtersOf(request.query);
-      const scope = walkScope('events', filters);
+      const scope = walkScope(scopeName, filters);
       const after = positionOf(merchantId, scope, request.query.cursor, [3]) as FeedPosition | undefined;
       if (after && (await feedPositionExpired(deps.db, after))) {
         throw new ProblemError(410, 'cursor_expired', `The events after this cursor are no longer kept (${deps.eventRetentionDays} days); list your orders to reconcile, then read the feed without a cursor.`);
       }
-      const page = await readFeed(deps.db, merchantId, filters, after, request.query.limit!);
+      const page = await readFeed(deps.db, merchantId, resources, filters, after, request.query.limit!);
       try {
         return sendPage(reply, page.events, JSON_TEXT_ITEMS, page.more, cursors.encode(merchantId, scope, page.next));
       } finally {
         page.release();
       }
-    },
-  );
+    });
+  }
+  feedRoute('/partner/v1/platforms/events', 'events', 'orders');
+  feedRoute('/partner/v2/platforms/events', 'all-events', 'all');
 
   const eventIdParams = { type: 'object', required: ['eventId'], properties: { eventId: componentSchema('EventId') } };
 
@@ -133,6 +139,7 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
     async (request) => {
       const deliveries = await eventDeliveries(deps.db, request.merchant!.id, request.params.eventId);
       if (!deliveries) throw new ProblemError(404, 'not_found', 'No event with this id exists for this merchant.');
+      if (deliveries === 'no callback') throw new ProblemError(404, 'not_found', NO_CALLBACK);
       return deliveries;
     },
   );
@@ -153,6 +160,7 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
         return reply.code(202).send(deliveries);
       } catch (error) {
         if (error instanceof CallbackInFlightError) throw new ProblemError(409, 'delivery_in_flight', 'This event\'s callback is being delivered right now; ask again once the attempt ends.');
+        if (error instanceof NoCallbackError) throw new ProblemError(404, 'not_found', NO_CALLBACK);
         throw error;
       }
     },

@@ -2,14 +2,16 @@
 // signed-in merchant only. Registered only in sandbox mode, so a live platform answers 404.
 import type { FastifyInstance } from 'fastify';
 import type { SandboxDepositRequest, SandboxWithdrawalRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
-import { isAddress } from '../addresses/derivation.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
-import { parseDecimalUnits } from '../shared/money.js';
+import { formatDecimalUnits, parseDecimalUnits } from '../shared/money.js';
 import type { Database } from '../db/database.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { sandboxDeposit } from '../orders/sandbox-deposits.js';
 import type { Clock } from '../shared/time.js';
-import { DuplicateWithdrawalError, type Withdrawals } from '../withdrawals/withdrawals.js';
+import type { Refusal } from '../withdrawals/requests.js';
+import { madeUpTxId } from '../withdrawals/sandbox-settlement.js';
+import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
+import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { merchantGuard, type GuardDeps } from './authentication.js';
 import { ProblemError } from './problems.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
@@ -19,6 +21,15 @@ const invalid = (pointer: string, detail: string) =>
 
 /** Printable ASCII without spaces, as the contract's IdempotencyKey parameter. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The helper's refusals: its contract (1.0) answers `validation_failed` naming the field, whatever the reason. */
+function sandboxRefusal(refusal: Refusal): ProblemError {
+  if (refusal.code === 'validation_failed') return new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: refusal.errors });
+  const detail = refusal.code === 'insufficient_balance'
+    ? `needs ${formatDecimalUnits(refusal.needed)} USDT with the fee, more than the ${formatDecimalUnits(refusal.available)} USDT available: simulate a deposit first`
+    : 'is refused by the withdrawal policy';
+  return invalid('/amount', detail);
+}
 
 export interface SandboxRouteDeps extends GuardDeps {
   db: Database;
@@ -74,14 +85,13 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
       // String(number) is the shortest decimal that reads back as the same number: what the caller wrote.
       const amountUnits = parseDecimalUnits(String(amount));
       if (amountUnits === undefined || amountUnits === 0n) throw invalid('/amount', 'must be a positive amount with at most 6 decimals');
-      if (!isAddress(blockchain, destinationAddress)) throw invalid('/destinationAddress', `is not a ${blockchain} address`);
-      try {
-        const withdrawal = await deps.withdrawals.create({ merchantId: request.merchant!.id, externalId, amountUnits, blockchain, toAddress: destinationAddress });
-        return reply.code(201).send(withdrawal);
-      } catch (error) {
-        if (error instanceof DuplicateWithdrawalError) throw new ProblemError(409, 'external_id_conflict', `A withdrawal with externalId ${externalId} exists.`);
-        throw error;
-      }
+      // As the operator's: the same books and address checks, no policy; it stays PENDING until moved.
+      const result = await deps.withdrawals.request({
+        merchantId: request.merchant!.id, externalId, network: blockchain, currency: 'USDT', amountUnits, toAddress: destinationAddress, callbackUrl: undefined, source: 'sandbox',
+      });
+      if (result.outcome === 'created') return reply.code(201).send(toWithdrawal(result.row));
+      if (result.outcome === 'refused') throw sandboxRefusal(result.refusal);
+      throw new ProblemError(409, 'external_id_conflict', `A withdrawal with externalId ${externalId} exists.`);
     },
   );
 
@@ -95,9 +105,18 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
       preValidation,
     },
     async (request) => {
-      const result = await deps.withdrawals.setStatus(request.params.uuid, request.body.status, request.merchant!.id);
-      if (result === undefined) throw new ProblemError(404, 'not_found', 'No withdrawal with this uuid exists for this merchant.');
-      if (result === 'refused') throw new ProblemError(409, 'invalid_status_transition', `The withdrawal's status is final; it cannot move to ${request.body.status}.`);
+      const { status, failureReason } = request.body;
+      if (status === 'PENDING' || (failureReason !== undefined && status !== 'FAILED')) {
+        throw invalid(status === 'PENDING' ? '/status' : '/failureReason', status === 'PENDING' ? 'must be DONE or FAILED: a withdrawal starts PENDING and never goes back' : 'goes with FAILED only');
+      }
+      const notFound = new ProblemError(404, 'not_found', 'No withdrawal with this uuid exists for this merchant.');
+      const current = await deps.withdrawals.read(request.merchant!.id, request.params.uuid);
+      if (!current) throw notFound;
+      // DONE as the sandbox's own settlement makes it: a made-up transaction id of the withdrawal's network.
+      const move = status === 'DONE' ? { to: 'DONE' as const, txId: madeUpTxId(current.blockchain!) } : { to: 'FAILED' as const, reason: failureReason ?? 'Failed by the sandbox helper.' };
+      const result = await deps.withdrawals.move(request.params.uuid, move, request.merchant!.id);
+      if (result === undefined) throw notFound;
+      if ('refused' in result) throw new ProblemError(409, 'invalid_status_transition', `The withdrawal cannot move to ${status}: ${result.refused}.`);
       return result;
     },
   );

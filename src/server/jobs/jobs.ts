@@ -1,5 +1,6 @@
-// The platform's background work: a scanner per network with an RPC URL, the callback dispatcher and
-// the expiry job. Started by `partner-api serve`, stopped before the database closes.
+// The platform's background work: a scanner per network with an RPC URL, the callback dispatcher, the
+// expiry job, the pruning of old events and, in the sandbox, the settlement of withdrawals. Started by
+// `partner-api serve`, stopped before the database closes.
 import { CallbackDispatcher } from '../callbacks/dispatcher.js';
 import { ChainScanner } from '../chain/scanner.js';
 import type { Config } from '../config.js';
@@ -8,6 +9,7 @@ import { expireOrders } from '../orders/expiry.js';
 import { PRUNE_BATCH, pruneEvents } from '../callbacks/retention.js';
 import { JobLease, type LeaseGauge } from './lease.js';
 import { runRepeatedly } from '../shared/repeat.js';
+import { SANDBOX_SETTLE_BATCH, settleDueSandboxWithdrawals } from '../withdrawals/sandbox-settlement.js';
 import type { ScannerGauges } from '../chain/scanner.js';
 import type { SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';
@@ -20,6 +22,8 @@ export interface Jobs {
 const EXPIRY_BATCH = 500;
 /** How often the events older than the retention are removed: the feed keeps them at least that long. */
 const PRUNE_INTERVAL_MS = 3_600_000;
+/** How often the sandbox looks for withdrawals due to settle by themselves. */
+const SANDBOX_SETTLE_INTERVAL_MS = 1000;
 
 
 /** Starts the jobs; refuses (ScannerStartError) a network that cannot be scanned safely. */
@@ -51,10 +55,20 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
     PRUNE_INTERVAL_MS,
     (error) => log?.warn({ err: error }, 'pruning events failed'),
   );
+  // The sandbox's withdrawals through the API settle by themselves (withdrawals/sandbox-settlement.ts).
+  const settleLease = leaseOf('settle-sandbox-withdrawals');
+  const settle =
+    config.mode === 'sandbox'
+      ? runRepeatedly(
+          async () => (await settleLease.holds()) && (await settleDueSandboxWithdrawals(db)) === SANDBOX_SETTLE_BATCH,
+          SANDBOX_SETTLE_INTERVAL_MS,
+          (error) => log?.warn({ err: error }, 'settling sandbox withdrawals failed'),
+        )
+      : undefined;
   return {
     async stop() {
-      await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop(), prune.stop()]);
-      await Promise.all([...scanJobs.map((j) => j.lease.release()), expiryLease.release(), pruneLease.release()]);
+      await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop(), prune.stop(), settle?.stop()]);
+      await Promise.all([...scanJobs.map((j) => j.lease.release()), expiryLease.release(), pruneLease.release(), settleLease.release()]);
     },
   };
 }

@@ -1,9 +1,11 @@
 // Crediting deposits (docs/design.md#order-lifecycle; expiry is ./expiry.ts). One path for chain
 // transfers and the sandbox helper: each transfer is credited exactly once (its identity: network + tx
 // hash + order + log index in its block, see alreadyCredited), receivedAmount is the exact integer sum,
-// and every credit writes its callback to the outbox in the same transaction.
+// and every credit books the merchant's balance (ledger/ledger.ts) and writes its callback to the outbox
+// in the same transaction.
 import type { Network } from '../addresses/derivation.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
+import { bookDeposit } from '../ledger/ledger.js';
 import type { Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
 import { ORDER_COLUMNS, toDepositOrder, type OrderRow, type OwnedOrderRow } from './order-rows.js';
@@ -85,7 +87,7 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
       refusals.push({ transfer, kind: 'total_too_large', reason: `the order's total would pass ${MAX_EXACT_INTEGER} smallest units` });
       continue;
     }
-    const [inserted] = await tx.query(
+    const [inserted] = await tx.query<{ id: bigint }>(
       `INSERT INTO deposits (network, tx_hash, log_index, transfer_ordinal, block_number, block_hash, order_uuid, amount, source)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT DO NOTHING RETURNING id`,
@@ -102,6 +104,8 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
         RETURNING merchant_id, ${ORDER_COLUMNS}`,
       [order.uuid, transfer.amount],
     );
+    // The merchant's balance, in the same transaction: every credit is booked once (its deposit's id).
+    await bookDeposit(tx, { merchantId: row!.merchant_id, network: transfer.network, depositId: inserted.id, amount: transfer.amount });
     await enqueueCallback(
       tx,
       {

@@ -114,3 +114,17 @@ export async function networkIndexes(db: Sql, network?: Network): Promise<Networ
         : { after: Number(row.gap_after), before: Number(row.gap_before), size: Number(row.gap_before - row.gap_after - 1n) },
   }));
 }
+
+/**
+ * Whether the address is one of the platform's own deposit addresses on the network: issued to an order,
+ * or derived into the shared pool for the next (a withdrawal must not pay into the deposit wallet). The
+ * one reach into the addresses' table from here, on purpose: both registers answer in one query.
+ */
+export async function isDepositAddress(sql: Sql, network: Network, address: string): Promise<boolean> {
+  const [row] = await sql.query<{ own: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM deposit_orders WHERE blockchain = $1 AND address = $2)
+         OR EXISTS (SELECT 1 FROM address_pool WHERE network = $1 AND address = $2) AS own`,
+    [network, address],
+  );
+  return row!.own;
+}

@@ -13,6 +13,7 @@ export interface OrderRow {
   uuid: string;
   blockchain: Network;
   currency: 'USDT';
+  external_id: string;
   customer_id: string;
   callback_url: string;
   /** The payment page's "Back to the shop" link, or null. */
@@ -32,7 +33,7 @@ export interface OrderRow {
 export type OwnedOrderRow = OrderRow & { merchant_id: string };
 
 /** The columns the order's representations show (a list reads nothing more: each column costs a page of 100 rows). */
-const SHOWN_COLUMNS = `uuid, blockchain, currency, customer_id, description, address, address_qr, status, min_amount, received_amount,
+const SHOWN_COLUMNS = `uuid, blockchain, currency, external_id, customer_id, description, address, address_qr, status, min_amount, received_amount,
   to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
 
 export const ORDER_COLUMNS = `${SHOWN_COLUMNS}, callback_url, return_url`;
@@ -55,12 +56,12 @@ export async function orderAddress(sql: Sql, uuid: string): Promise<{ uuid: stri
  * the transfers and the link, serialized; order-json.test.ts checks byte for byte. The uuid (its type),
  * the network, currency and status (CHECKs of 001_orders.sql), the expiry (digits from to_char), the
  * amounts (bigint, within what a JSON number carries exactly: migration 013), and the address and its QR
- * code (migration 014) hold nothing JSON escapes; the customer id and the description are written by
- * to_json, which escapes what JSON.stringify escapes (text holds no lone surrogate), and the description
- * is left out when it is null, as toDepositOrder leaves it out.
+ * code (migration 014) hold nothing JSON escapes; the external id, the customer id and the description
+ * are written by to_json, which escapes what JSON.stringify escapes (text holds no lone surrogate), and
+ * the description is left out when it is null, as toDepositOrder leaves it out.
  */
 const ORDER_JSON_SQL = `concat('{"uuid":"', o.uuid, '","blockchain":"', o.blockchain, '","currency":"', o.currency,
-  '","targetCurrency":"', o.currency, '","customerId":', to_json(o.customer_id), ',"address":"', o.address, '","addressQr":"', o.address_qr,
+  '","targetCurrency":"', o.currency, '","externalId":', to_json(o.external_id), ',"customerId":', to_json(o.customer_id), ',"address":"', o.address, '","addressQr":"', o.address_qr,
   '","expiredAt":"', to_char(o.expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '","rate":1,"status":"', o.status,
   '","minAmount":', o.min_amount, ',"description":' || to_json(o.description), ',"receivedAmount":', o.received_amount,
   ',"unconfirmedDeposits":', coalesce(${UNCONFIRMED_JSON_SQL}, '[]'), ',"paymentUrl":')`;
@@ -116,6 +117,7 @@ export function toCreatedDepositOrder(row: OrderRow): CreatedOrderView {
     blockchain: row.blockchain,
     currency: row.currency,
     targetCurrency: row.currency,
+    externalId: row.external_id,
     customerId: row.customer_id,
     address: row.address,
     addressQr: row.address_qr,

@@ -120,6 +120,7 @@ function insertedRow(order: NewOrder, address: { address: string; qr: string }):
     uuid: order.uuid,
     blockchain: order.network,
     currency: order.currency,
+    external_id: order.externalId,
     customer_id: order.customerId,
     callback_url: order.callbackUrl,
     return_url: order.returnUrl,

@@ -1,87 +1,29 @@
-// Withdrawals: created by the operator (or the sandbox helper), read by merchants. The amount is
-// stored as exact smallest units and becomes a JSON number of whole units only in the response.
-import { randomUUID } from 'node:crypto';
+// Withdrawals: asked for by merchants through the API, by the operator, or by the sandbox's helper
+// (./requests.ts), moved on to DONE or FAILED (./settlement.ts), read and listed by merchants. Amounts
+// are exact smallest units inside; the contract's JSON numbers of whole units are made at the edges.
 import type { operations, Withdrawal } from '../../../generated/schema.js';
-import type { Network } from '../addresses/derivation.js';
 import { batchedOwnedReads, uuidInBatch } from '../db/batched-reads.js';
-import { sqlState, type Database } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import { equalTo, newestFirstPage, timeBound, type RowPosition } from '../db/pages.js';
-import { unitsToWireNumber } from '../shared/money.js';
-import { platformDateTime } from '../shared/time.js';
-
-export type WithdrawalStatus = Withdrawal['status'];
-const UNIQUE_VIOLATION = '23505';
-
-/** A merchant's externalId names one withdrawal only. */
-export class DuplicateWithdrawalError extends Error {
-  constructor(readonly externalId: string) {
-    super(`a withdrawal with externalId ${externalId} exists`);
-  }
-}
-
-export const WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = ['PENDING', 'DONE', 'FAILED'];
-
-interface WithdrawalRow {
-  uuid: string;
-  merchant_id: string;
-  external_id: string;
-  amount_units: bigint;
-  blockchain: Network;
-  currency_code: 'USDT';
-  destination_address: string;
-  status: WithdrawalStatus;
-  created_at: Date;
-}
-
-function toWithdrawal(row: WithdrawalRow): Withdrawal {
-  return {
-    uuid: row.uuid,
-    amount: unitsToWireNumber(row.amount_units),
-    blockchain: row.blockchain,
-    currencyCode: row.currency_code,
-    destinationAddress: row.destination_address,
-    status: row.status,
-    createAt: platformDateTime(row.created_at),
-    externalId: row.external_id,
-  };
-}
-
-export interface NewWithdrawal {
-  merchantId: string;
-  externalId: string;
-  amountUnits: bigint;
-  blockchain: Network;
-  /** The address paid to (the contract's destinationAddress; "destination" here is a callback's origin). */
-  toAddress: string;
-}
-
-/** Statuses a withdrawal may move to: PENDING settles once, DONE and FAILED are final. */
-export function canMoveTo(from: WithdrawalStatus, to: WithdrawalStatus): boolean {
-  return from === 'PENDING' && to !== 'PENDING';
-}
+import { requestWithdrawal, type RequestOutcome, type RequestSettings, type WithdrawalRequest } from './requests.js';
+import { moveWithdrawal, type MoveRefused, type WithdrawalMove } from './settlement.js';
+import { toWithdrawal, WITHDRAWAL_COLUMNS, type WithdrawalRow } from './withdrawal-rows.js';
 
 export type WithdrawalListFilters = Omit<NonNullable<operations['listWithdrawals']['parameters']['query']>, 'limit' | 'cursor'>;
 
 export class Withdrawals {
   private readonly readOwned: (merchantId: string, uuid: string) => Promise<WithdrawalRow | undefined>;
 
-  constructor(private readonly db: Database) {
-    this.readOwned = batchedOwnedReads(db, `SELECT * FROM withdrawals WHERE ${uuidInBatch()}`);
+  constructor(
+    private readonly db: Database,
+    private readonly settings: RequestSettings,
+  ) {
+    this.readOwned = batchedOwnedReads(db, `SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE ${uuidInBatch()}`);
   }
 
-  /** Records a PENDING withdrawal; DuplicateWithdrawalError when the merchant already used the externalId. */
-  async create(input: NewWithdrawal): Promise<Withdrawal> {
-    try {
-      const [row] = await this.db.query<WithdrawalRow>(
-        `INSERT INTO withdrawals (uuid, merchant_id, external_id, amount_units, blockchain, currency_code, destination_address)
-         VALUES ($1, $2, $3, $4, $5, 'USDT', $6) RETURNING *`,
-        [randomUUID(), input.merchantId, input.externalId, input.amountUnits, input.blockchain, input.toAddress],
-      );
-      return toWithdrawal(row!);
-    } catch (error) {
-      if (sqlState(error) === UNIQUE_VIOLATION) throw new DuplicateWithdrawalError(input.externalId);
-      throw error;
-    }
+  /** Decides a request (requests.ts): created with its hold, the same one replayed, a conflict, or refused with nothing changed. */
+  request(request: WithdrawalRequest): Promise<RequestOutcome> {
+    return this.db.transaction((tx) => requestWithdrawal(tx, request, this.settings));
   }
 
   async read(merchantId: string, uuid: string): Promise<Withdrawal | undefined> {
@@ -91,7 +33,7 @@ export class Withdrawals {
 
   /** A page of the merchant's withdrawals, newest first (db/pages.ts). */
   async list(merchantId: string, filters: WithdrawalListFilters, after: RowPosition | undefined, limit: number): Promise<{ withdrawals: Withdrawal[]; next: RowPosition | undefined }> {
-    const page = await newestFirstPage<WithdrawalRow>(this.db, 'withdrawals', '*', {
+    const page = await newestFirstPage<WithdrawalRow>(this.db, 'withdrawals', WITHDRAWAL_COLUMNS, {
       merchantId,
       filters: [
         ...equalTo('status', filters.status),
@@ -105,18 +47,14 @@ export class Withdrawals {
     return { withdrawals: page.rows.map(toWithdrawal), next: page.next };
   }
 
-  /** Moves a withdrawal on; undefined when it does not exist, 'refused' when the move is not allowed. */
-  async setStatus(uuid: string, status: WithdrawalStatus, merchantId?: string): Promise<Withdrawal | 'refused' | undefined> {
-    return this.db.transaction(async (tx) => {
-      const [row] = await tx.query<WithdrawalRow>(
-        `SELECT * FROM withdrawals WHERE uuid = $1 ${merchantId ? 'AND merchant_id = $2' : ''} FOR UPDATE`,
-        merchantId ? [uuid, merchantId] : [uuid],
-      );
-      if (!row) return undefined;
-      if (row.status === status) return toWithdrawal(row);
-      if (!canMoveTo(row.status, status)) return 'refused';
-      const [updated] = await tx.query<WithdrawalRow>('UPDATE withdrawals SET status = $2 WHERE uuid = $1 RETURNING *', [uuid, status]);
-      return toWithdrawal(updated!);
-    });
+  /**
+   * Moves a withdrawal on (settlement.ts): the withdrawal after it, undefined when there is none (or it is
+   * another merchant's, with `merchantId`), or why the move does not apply. An approval in the sandbox
+   * schedules the settlement of a withdrawal asked for through the API.
+   */
+  async move(uuid: string, move: WithdrawalMove, merchantId?: string): Promise<Withdrawal | MoveRefused | undefined> {
+    const settleAfterSeconds = this.settings.mode === 'sandbox' ? this.settings.sandboxWithdrawalSeconds : undefined;
+    const row = await this.db.transaction((tx) => moveWithdrawal(tx, uuid, move, { merchantId, settleAfterSeconds }));
+    return row && 'refused' in row ? row : row && toWithdrawal(row);
   }
 }

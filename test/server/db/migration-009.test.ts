@@ -49,7 +49,7 @@ describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind
     const page = await listOrders(db, MERCHANT, { updatedSince: '2026-11-03 00:00:00' }, undefined, 10);
     expect(page.rows.map((o) => o.uuid)).toEqual([ORDERS[0]]);
     page.release();
-    const feed = await readFeed(db, MERCHANT, {}, undefined, 10);
+    const feed = await readFeed(db, MERCHANT, 'orders', {}, undefined, 10);
     expect(feed.events.map((e) => JSON.parse(textOf(e)).id)).toEqual(['msg_old1', 'msg_old2']);
     feed.release();
   });

@@ -107,7 +107,7 @@ describe.each(DATABASES)('a page on %s', (kind) => {
   });
 
   it("keeps one for the events feed's page", async () => {
-    const { results, plans } = await planned(async (sql) => (await readFeed(sql, merchantId, {}, undefined, 100)).events.map((event) => JSON.parse(textOf(event)).id as string));
+    const { results, plans } = await planned(async (sql) => (await readFeed(sql, merchantId, 'orders', {}, undefined, 100)).events.map((event) => JSON.parse(textOf(event)).id as string));
     expect(results[0]).toHaveLength(100);
     for (const page of results) expect(page).toEqual(results[0]);
     // A read runs its statement again while another transaction of the server (another test's database,

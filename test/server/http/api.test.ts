@@ -2,7 +2,7 @@
 // generated/openapi.json by the harness.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signRequest } from '../../../src/signing/index.js';
-import { orderRequest } from '../../fixtures/orders.js';
+import { orderRequest, SAMPLE_ETHEREUM_DESTINATION, SAMPLE_TRON_DESTINATION } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 
@@ -115,9 +115,11 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
   describe('read a withdrawal', () => {
     it('returns every field, the amount exact in whole units', async () => {
       const merchantId = t.merchant.merchantId;
-      const created = await t.platform.withdrawals.create({
-        merchantId, externalId: 'wd-1', amountUnits: 12_500_001n, blockchain: 'Tron', toAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK',
+      await t.fund('Tron', 20_000_000n);
+      const requested = await t.platform.withdrawals.request({
+        merchantId, externalId: 'wd-1', network: 'Tron', currency: 'USDT', amountUnits: 12_500_001n, toAddress: SAMPLE_TRON_DESTINATION, callbackUrl: undefined, source: 'operator',
       });
+      const created = requested.outcome === 'created' ? requested.row : expect.unreachable(requested.outcome);
       const { data, response } = await t.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: created.uuid } } });
       expect(response.status).toBe(200);
       expect(data).toEqual({
@@ -125,21 +127,25 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
         amount: 12.500001,
         blockchain: 'Tron',
         currencyCode: 'USDT',
-        destinationAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK',
+        destinationAddress: SAMPLE_TRON_DESTINATION,
         status: 'PENDING',
+        stage: 'queued',
         createAt: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
         externalId: 'wd-1',
+        fee: 1,
       });
-      expect(await t.platform.withdrawals.setStatus(created.uuid, 'DONE')).toMatchObject({ status: 'DONE' });
-      expect(await t.platform.withdrawals.setStatus(created.uuid, 'FAILED')).toBe('refused');
+      expect(await t.platform.withdrawals.move(created.uuid, { to: 'DONE', txId: undefined })).toMatchObject({ status: 'DONE' });
+      expect(await t.platform.withdrawals.move(created.uuid, { to: 'FAILED', reason: 'late' })).toMatchObject({ refused: 'it is DONE, which is final' });
       const after = await t.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: created.uuid } } });
       expect(after.data?.status).toBe('DONE');
     });
 
     it('answers 404 for another merchant\'s withdrawal', async () => {
-      const created = await t.platform.withdrawals.create({
-        merchantId: t.merchant.merchantId, externalId: 'wd-2', amountUnits: 1n, blockchain: 'Ethereum', toAddress: '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0',
+      await t.fund('Ethereum', 20_000_000n);
+      const requested = await t.platform.withdrawals.request({
+        merchantId: t.merchant.merchantId, externalId: 'wd-2', network: 'Ethereum', currency: 'USDT', amountUnits: 10_000_000n, toAddress: SAMPLE_ETHEREUM_DESTINATION, callbackUrl: undefined, source: 'operator',
       });
+      const created = requested.outcome === 'created' ? requested.row : expect.unreachable(requested.outcome);
       const other = await t.createMerchant();
       const { response } = await t.client(other).GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: created.uuid } } });
       expect(response.status).toBe(404);

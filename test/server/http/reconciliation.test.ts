@@ -6,7 +6,7 @@ import type { DepositOrder, EventPage, Problem } from '../../../src/client/index
 import type { MerchantCredentials } from '../../../src/server/merchants/secrets.js';
 import { pruneEvents } from '../../../src/server/callbacks/retention.js';
 import { openPostgres } from '../../../src/server/db/database.js';
-import { orderRequest } from '../../fixtures/orders.js';
+import { orderRequest, SAMPLE_TRON_DESTINATION } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
@@ -193,12 +193,13 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
   describe('the list of withdrawals', () => {
     it('lists newest first with filters, each exactly as its read', async () => {
       const merchant = await t.createMerchant('withdrawer');
+      await t.fund('Tron', 100_000_000n, merchant);
       const made: string[] = [];
       for (let i = 0; i < 5; i++) {
         const response = await t.signed('POST', '/sandbox/v1/withdrawals', {
           credentials: merchant,
           headers: JSON_TYPE,
-          body: JSON.stringify({ externalId: `wd-${i}`, amount: 12.5 + i, blockchain: 'Tron', destinationAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK' }),
+          body: JSON.stringify({ externalId: `wd-${i}`, amount: 12.5 + i, blockchain: 'Tron', destinationAddress: SAMPLE_TRON_DESTINATION }),
         });
         expect(response.status).toBe(201);
         made.push(((await response.json()) as { uuid: string }).uuid);

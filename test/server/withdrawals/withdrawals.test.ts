@@ -1,28 +1,30 @@
-// Withdrawals, created and advanced through the sandbox helpers: read back exactly, a status moved once,
-// a repeated externalId, a bad amount or address and another merchant refused.
+// Withdrawals, created and advanced through the sandbox helpers (drawing on a balance funded first): read
+// back exactly, a status moved once, a repeated externalId, a bad amount or address and another merchant refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE_TRON_DESTINATION } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
-const withdrawal = { externalId: 'sb-wd-1', amount: 12.5, blockchain: 'Tron', destinationAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK' };
+const withdrawal = { externalId: 'sb-wd-1', amount: 12.5, blockchain: 'Tron', destinationAddress: SAMPLE_TRON_DESTINATION };
 
 describe.each(DATABASES)('withdrawals on %s', (kind) => {
   let t: TestPlatform;
   beforeAll(async () => {
     t = await startTestPlatform(kind);
+    await t.fund('Tron', 100_000_000n);
   });
   afterAll(() => t?.close());
 
   it('creates a test withdrawal, reads it back exactly and advances it once', async () => {
-    const created = await t.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify({ ...withdrawal, amount: 0.000001 }), headers: JSON_TYPE });
+    const created = await t.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify({ ...withdrawal, amount: 1.000001 }), headers: JSON_TYPE });
     expect(created.status).toBe(201);
     const { uuid } = (await created.json()) as { uuid: string };
     const read = await t.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid } } });
-    expect(read.data).toMatchObject({ uuid, amount: 0.000001, status: 'PENDING', externalId: 'sb-wd-1' });
+    expect(read.data).toMatchObject({ uuid, amount: 1.000001, fee: 1, status: 'PENDING', stage: 'queued', externalId: 'sb-wd-1' });
 
     const done = await t.signed('POST', `/sandbox/v1/withdrawals/${uuid}/status`, { body: '{"status":"DONE"}', headers: JSON_TYPE });
     expect(done.status).toBe(200);
-    expect(((await done.json()) as { status: string }).status).toBe('DONE');
+    expect(await done.json()).toMatchObject({ status: 'DONE', txId: expect.stringMatching(/^[0-9a-f]{64}$/) });
     const again = await t.signed('POST', `/sandbox/v1/withdrawals/${uuid}/status`, { body: '{"status":"FAILED"}', headers: JSON_TYPE });
     expect(again.status).toBe(409);
     expect(((await again.json()) as { code: string }).code).toBe('invalid_status_transition');

@@ -1,0 +1,134 @@
+// A withdrawal asked for: by a merchant through the API, by the operator's command, or by the sandbox's
+// helper. One path for all three: idempotent on (merchant, externalId), checked against the address
+// rules, the operator's policy (API requests only) and the balance, and accepted with its amount plus
+// fee held in the same transaction as its row (ledger/ledger.ts). A refusal changes nothing.
+import { randomUUID } from 'node:crypto';
+import { canonicalAddress, payableAddressProblem } from '../addresses/derivation.js';
+import type { NetworkConfig } from '../config.js';
+import type { Sql } from '../db/database.js';
+import { holdForWithdrawal, lockBalance } from '../ledger/ledger.js';
+import { isDepositAddress } from '../orders/issued-addresses.js';
+import { formatDecimalUnits } from '../shared/money.js';
+import type { Network } from '../shared/network.js';
+import { readPolicy, type WithdrawalPolicy } from './policy.js';
+import { WITHDRAWAL_COLUMNS, type WithdrawalRow, type WithdrawalSource, type WithdrawalStage } from './withdrawal-rows.js';
+
+export interface WithdrawalRequest {
+  merchantId: string;
+  externalId: string;
+  network: Network;
+  currency: 'USDT';
+  /** What the destination receives, smallest units. */
+  amountUnits: bigint;
+  /** The address paid to, as the caller wrote it (the contract's destinationAddress). */
+  toAddress: string;
+  callbackUrl: string | undefined;
+  source: WithdrawalSource;
+}
+
+/** Why a withdrawal was refused: the contract's WithdrawalProblemCode, with what the merchant needs to act on it. */
+export type Refusal =
+  | { code: 'validation_failed'; errors: { pointer: string; detail: string }[] }
+  | { code: 'insufficient_balance'; needed: bigint; available: bigint; fee: bigint }
+  | { code: 'daily_limit_exceeded'; limit: bigint; left: bigint }
+  | { code: 'withdrawals_disabled' };
+
+export type RequestOutcome =
+  | { outcome: 'created' | 'replayed'; row: WithdrawalRow }
+  | { outcome: 'conflict' }
+  | { outcome: 'refused'; refusal: Refusal };
+
+export interface RequestSettings {
+  mode: 'sandbox' | 'live';
+  networks: Record<Network, Pick<NetworkConfig, 'withdrawalFee' | 'minWithdrawal'>>;
+  sandboxWithdrawalSeconds: number;
+}
+
+/** The amount of the contract's largest withdrawal, 10^9 USDT, in smallest units. */
+export const MAX_WITHDRAWAL_UNITS = 1_000_000_000n * 1_000_000n;
+
+/** One merchant's withdrawal requests are decided one at a time (the daily limit spans its networks). */
+const MERCHANT_LOCK = 'SELECT pg_advisory_xact_lock(7412046, hashtext($1::text))';
+
+function sameRequest(row: WithdrawalRow, request: WithdrawalRequest): boolean {
+  return (
+    row.blockchain === request.network &&
+    row.currency_code === request.currency &&
+    row.amount_units === request.amountUnits &&
+    row.destination_address === request.toAddress &&
+    row.callback_url === (request.callbackUrl ?? null)
+  );
+}
+
+/** The checks that need no database: the address and the amount against the network's minimum. */
+function fieldErrors(request: WithdrawalRequest, settings: RequestSettings): { pointer: string; detail: string }[] {
+  const errors: { pointer: string; detail: string }[] = [];
+  const addressProblem = payableAddressProblem(request.network, request.toAddress);
+  if (addressProblem) errors.push({ pointer: '/destinationAddress', detail: addressProblem });
+  const minimum = settings.networks[request.network].minWithdrawal;
+  if (request.amountUnits < minimum) errors.push({ pointer: '/amount', detail: `is under the ${request.network} minimum withdrawal of ${formatDecimalUnits(minimum)} USDT` });
+  if (request.amountUnits > MAX_WITHDRAWAL_UNITS) errors.push({ pointer: '/amount', detail: `is over the largest withdrawal, ${formatDecimalUnits(MAX_WITHDRAWAL_UNITS)} USDT` });
+  return errors;
+}
+
+/** The operator's policy, for a merchant's own requests: what it refuses, else the stage the withdrawal starts in. */
+async function policyVerdict(tx: Sql, request: WithdrawalRequest, policy: WithdrawalPolicy, settings: RequestSettings): Promise<Refusal | WithdrawalStage> {
+  if (settings.mode === 'live' && !policy.enabled) return { code: 'withdrawals_disabled' };
+  const errors: { pointer: string; detail: string }[] = [];
+  if (policy.maxAmount !== undefined && request.amountUnits > policy.maxAmount) {
+    errors.push({ pointer: '/amount', detail: `is over your largest withdrawal, ${formatDecimalUnits(policy.maxAmount)} USDT` });
+  }
+  if (policy.allowedAddresses.length > 0 && !policy.allowedAddresses.includes(canonicalAddress(request.network, request.toAddress))) {
+    errors.push({ pointer: '/destinationAddress', detail: 'is not one of the destinations the operator allowed for your withdrawals' });
+  }
+  if (errors.length > 0) return { code: 'validation_failed', errors };
+  if (policy.dailyLimit !== undefined) {
+    const [recent] = await tx.query<{ total: bigint }>(
+      `SELECT coalesce(sum(amount_units), 0)::bigint AS total FROM withdrawals
+        WHERE merchant_id = $1 AND status <> 'FAILED' AND created_at > now() - interval '24 hours'`,
+      [request.merchantId],
+    );
+    const left = policy.dailyLimit > recent!.total ? policy.dailyLimit - recent!.total : 0n;
+    if (request.amountUnits > left) return { code: 'daily_limit_exceeded', limit: policy.dailyLimit, left };
+  }
+  return policy.approveAbove !== undefined && request.amountUnits > policy.approveAbove ? 'awaiting_approval' : 'queued';
+}
+
+/**
+ * Decides a withdrawal request in the caller's transaction. The same externalId again is answered
+ * before any other check (a replay of an accepted request is the same withdrawal, whatever the balance
+ * says now); then the addresses, the policy (API requests), the balance; then the row and its hold.
+ */
+export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, settings: RequestSettings): Promise<RequestOutcome> {
+  const errors = fieldErrors(request, settings);
+  if (errors.length > 0) return { outcome: 'refused', refusal: { code: 'validation_failed', errors } };
+  await tx.query(MERCHANT_LOCK, [request.merchantId]);
+  const [existing] = await tx.query<WithdrawalRow>(`SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE merchant_id = $1 AND external_id = $2`, [request.merchantId, request.externalId]);
+  if (existing) return sameRequest(existing, request) ? { outcome: 'replayed', row: existing } : { outcome: 'conflict' };
+  if (await isDepositAddress(tx, request.network, canonicalAddress(request.network, request.toAddress))) {
+    return { outcome: 'refused', refusal: { code: 'validation_failed', errors: [{ pointer: '/destinationAddress', detail: "is one of the platform's own deposit addresses" }] } };
+  }
+  let stage: WithdrawalStage = 'queued';
+  if (request.source === 'api') {
+    const verdict = await policyVerdict(tx, request, await readPolicy(tx, request.merchantId), settings);
+    if (typeof verdict === 'object') return { outcome: 'refused', refusal: verdict };
+    stage = verdict;
+  }
+  const fee = settings.networks[request.network].withdrawalFee;
+  const needed = request.amountUnits + fee;
+  const balance = await lockBalance(tx, request.merchantId, request.network);
+  if (balance.available < needed) return { outcome: 'refused', refusal: { code: 'insufficient_balance', needed, available: balance.available, fee } };
+  // A sandbox API withdrawal settles by itself once it is queued (sandbox-settlement.ts).
+  const settles = settings.mode === 'sandbox' && request.source === 'api' && stage === 'queued';
+  const [row] = await tx.query<WithdrawalRow>(
+    `INSERT INTO withdrawals (uuid, merchant_id, external_id, amount_units, fee_units, blockchain, currency_code, destination_address, callback_url, stage, source, settle_after)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() + make_interval(secs => $13) END)
+     RETURNING ${WITHDRAWAL_COLUMNS}`,
+    [
+      randomUUID(), request.merchantId, request.externalId, request.amountUnits, fee, request.network, request.currency, request.toAddress,
+      request.callbackUrl ?? null, stage, request.source, settles, settings.sandboxWithdrawalSeconds,
+    ],
+  );
+  await holdForWithdrawal(tx, { merchantId: request.merchantId, network: request.network, withdrawalUuid: row!.uuid, amount: needed });
+  return { outcome: 'created', row: row! };
+}
