@@ -1,5 +1,5 @@
 // npm install "$PARTNER_API_URL/partner-api-client.tgz"; PARTNER_API_URL, PARTNER_API_KEY and PARTNER_API_SECRET in the environment.
-import { createPartnerClient, PartnerApiError } from 'partner-api-client';
+import { createPartnerClient, WithdrawalRefusedError } from 'partner-api-client';
 
 const partner = createPartnerClient({
   baseUrl: process.env.PARTNER_API_URL!,
@@ -20,6 +20,6 @@ try {
   console.log(withdrawal.uuid, withdrawal.status, withdrawal.stage, withdrawal.fee);
 } catch (error) {
   // A refusal changed nothing: insufficient_balance says what is available (smallest units).
-  if (error instanceof PartnerApiError && error.problem.code === 'insufficient_balance') console.log('available:', error.problem.available);
+  if (error instanceof WithdrawalRefusedError && error.problem.code === 'insufficient_balance') console.log('available:', error.problem.available);
   else throw error;
 }

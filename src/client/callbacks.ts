@@ -1,6 +1,6 @@
 // Verifies a callback of the platform (Standard Webhooks, docs/design.md#callbacks) on its raw body,
 // before trusting it.
-import type { DepositOrderCallback } from '../../generated/schema.js';
+import type { DepositOrderCallback, WithdrawalCallback } from '../../generated/schema.js';
 import { createCallbackSigner, type CallbackSigner } from '../signing/index.js';
 import type { Clock } from './auth.js';
 
@@ -66,30 +66,32 @@ function checkTimestamp(text: string, toleranceSeconds: number, now: Clock): num
   return timestamp;
 }
 
-function parseBody(rawBody: string | Uint8Array): DepositOrderCallback {
-  let body: unknown;
+function parseJson(rawBody: string | Uint8Array): unknown {
   try {
-    body = JSON.parse(typeof rawBody === 'string' ? rawBody : new TextDecoder('utf-8', { fatal: true }).decode(rawBody));
+    return JSON.parse(typeof rawBody === 'string' ? rawBody : new TextDecoder('utf-8', { fatal: true }).decode(rawBody));
   } catch {
     throw new CallbackVerificationError('malformed_body', 'the callback body is not UTF-8 JSON');
   }
-  const event = body as Partial<DepositOrderCallback> | null;
+}
+
+function orderEvent(rawBody: string | Uint8Array): DepositOrderCallback {
+  const event = parseJson(rawBody) as Partial<DepositOrderCallback> | null;
   if (typeof event !== 'object' || event === null || typeof event.event !== 'string' || typeof event.uuid !== 'string') {
     throw new CallbackVerificationError('malformed_body', 'the callback body is not an order event');
   }
   return event as DepositOrderCallback;
 }
 
-/**
- * Verifies a callback and returns its typed payload. Pass the raw body exactly as received, the
- * request's headers and your `whsec_…` callback secret. Throws only CallbackVerificationError.
- */
-export async function verifyCallback(
-  rawBody: string | Uint8Array,
-  headers: CallbackHeaders,
-  callbackSecret: string,
-  options: VerifyCallbackOptions = {},
-): Promise<DepositOrderCallback> {
+function withdrawalEvent(rawBody: string | Uint8Array): WithdrawalCallback {
+  const event = parseJson(rawBody) as Partial<WithdrawalCallback> | null;
+  if (typeof event !== 'object' || event === null || typeof event.event !== 'string' || typeof event.withdrawal?.uuid !== 'string') {
+    throw new CallbackVerificationError('malformed_body', 'the callback body is not a withdrawal event');
+  }
+  return event as WithdrawalCallback;
+}
+
+/** The checks of every callback: its headers, its timestamp within the tolerance, its signature over the raw body. */
+async function verifySignature(rawBody: string | Uint8Array, headers: CallbackHeaders, callbackSecret: string, options: VerifyCallbackOptions): Promise<void> {
   const signer = signerFor(callbackSecret);
   const id = header(headers, 'webhook-id');
   const timestampText = header(headers, 'webhook-timestamp');
@@ -104,7 +106,31 @@ export async function verifyCallback(
   if (!(await signer.verify({ id, timestamp, body: rawBody }, signature))) {
     throw new CallbackVerificationError('invalid_signature', 'no webhook-signature matches the body and the callback secret');
   }
-  return parseBody(rawBody);
+}
+
+/**
+ * Verifies an order's callback and returns its typed payload. Pass the raw body exactly as received, the
+ * request's headers and your `whsec_…` callback secret. Throws only CallbackVerificationError.
+ */
+export async function verifyCallback(
+  rawBody: string | Uint8Array,
+  headers: CallbackHeaders,
+  callbackSecret: string,
+  options: VerifyCallbackOptions = {},
+): Promise<DepositOrderCallback> {
+  await verifySignature(rawBody, headers, callbackSecret, options);
+  return orderEvent(rawBody);
+}
+
+/** Verifies a withdrawal's callback (sent to the withdrawal's `callbackUrl`) as verifyCallback does an order's. */
+export async function verifyWithdrawalCallback(
+  rawBody: string | Uint8Array,
+  headers: CallbackHeaders,
+  callbackSecret: string,
+  options: VerifyCallbackOptions = {},
+): Promise<WithdrawalCallback> {
+  await verifySignature(rawBody, headers, callbackSecret, options);
+  return withdrawalEvent(rawBody);
 }
 
 /**

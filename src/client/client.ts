@@ -1,7 +1,8 @@
 import openapiFetch, { type Client } from 'openapi-fetch';
-import type { DepositOrder, DepositOrderPage, Event, EventPage, paths, Withdrawal, WithdrawalPage } from '../../generated/schema.js';
+import type { Balance, CreateWithdrawalRequest, DepositOrder, DepositOrderPage, Event, EventPage, paths, PlatformEvent, PlatformEventPage, Withdrawal, WithdrawalPage } from '../../generated/schema.js';
+import { PartnerApiError, WithdrawalRefusedError } from './errors.js';
 import { requestClass, signingFetch, type Clock, type Fetch } from './auth.js';
-import { paged, type ListDepositOrdersQuery, type ListEventsQuery, type ListWithdrawalsQuery, type Paged } from './pagination.js';
+import { paged, type ListAllEventsQuery, type ListDepositOrdersQuery, type ListEventsQuery, type ListWithdrawalsQuery, type Paged } from './pagination.js';
 
 export interface PartnerClientOptions {
   /** Absolute base URL of the API, e.g. `https://api.partner-platform.test`. */
@@ -29,6 +30,22 @@ export interface PartnerClient extends Client<paths> {
    * (it does not wait for new events). Every page has a `nextCursor` to resume from, an empty one too.
    */
   listEvents(query?: ListEventsQuery): Paged<Event, EventPage>;
+  /**
+   * The feed of every event, orders' and withdrawals', oldest first: `GET /partner/v2/platforms/events`
+   * page by page, as `listEvents` walks the orders' feed. Each event names its `orderUuid` or its
+   * `withdrawalUuid`; skip a `type` your code does not know.
+   */
+  listAllEvents(query?: ListAllEventsQuery): Paged<PlatformEvent, PlatformEventPage>;
+  /**
+   * Asks for a withdrawal from the balance (`POST /partner/v1/platforms/withdrawals`): the withdrawal,
+   * new or the same one again for the same request (idempotent on `externalId`). A refusal throws
+   * `WithdrawalRefusedError`, its `problem.code` one of `insufficient_balance` (with `available`),
+   * `daily_limit_exceeded`, `withdrawals_disabled` or `validation_failed`; any other failure (`409`
+   * `external_id_conflict`, `401`, `429`, …) `PartnerApiError`.
+   */
+  createWithdrawal(request: CreateWithdrawalRequest): Promise<Withdrawal>;
+  /** Your balance on each network, in the smallest unit (`GET /partner/v1/platforms/balances`); throws `PartnerApiError`. */
+  getBalances(): Promise<Balance[]>;
 }
 
 // openapi-fetch's CommonJS build sets `exports.default` without an `__esModule` marker, so under
@@ -62,10 +79,17 @@ function checkedCredential(name: string, value: unknown): string {
   return value;
 }
 
+/** The data of a call that succeeded; else its failure as PartnerApiError. */
+function succeeded<Data>({ data, error, response }: { data?: Data; error?: unknown; response: Response }): Data {
+  if (!response.ok || data === undefined) throw new PartnerApiError(response, error);
+  return data;
+}
+
 /**
  * A typed client of the partner API whose every request is signed. Each call returns
  * `{ data, error, response }`: `error` is the typed problem (`Problem`) of a failure. The list
- * iterators (`listDepositOrders`, `listWithdrawals`, `listEvents`) throw `PartnerApiError` instead.
+ * iterators (`listDepositOrders`, `listWithdrawals`, `listEvents`, `listAllEvents`), `createWithdrawal`
+ * and `getBalances` return the data and throw `PartnerApiError` instead.
  */
 export function createPartnerClient(options: PartnerClientOptions): PartnerClient {
   if (typeof options !== 'object' || options === null) throw new PartnerClientConfigError('options are required');
@@ -83,10 +107,17 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     middlewares = true;
     use(...added);
   };
-  const lists: Omit<PartnerClient, keyof Client<paths>> = {
+  const calls: Omit<PartnerClient, keyof Client<paths>> = {
     listDepositOrders: (query) => paged((q) => client.GET('/partner/v1/platforms/orders', { params: { query: q } }), query),
     listWithdrawals: (query) => paged((q) => client.GET('/partner/v1/platforms/withdrawals', { params: { query: q } }), query),
     listEvents: (query) => paged((q) => client.GET('/partner/v1/platforms/events', { params: { query: q } }), query),
+    listAllEvents: (query) => paged((q) => client.GET('/partner/v2/platforms/events', { params: { query: q } }), query),
+    createWithdrawal: async (request) => {
+      const result = await client.POST('/partner/v1/platforms/withdrawals', { body: request });
+      if (WithdrawalRefusedError.is(result.response, result.error)) throw new WithdrawalRefusedError(result.response, result.error);
+      return succeeded(result);
+    },
+    getBalances: async () => succeeded(await client.GET('/partner/v1/platforms/balances')).data,
   };
-  return Object.assign(client, lists);
+  return Object.assign(client, calls);
 }

@@ -1,9 +1,10 @@
-import type { Problem } from '../../generated/schema.js';
+import type { Problem, WithdrawalProblem } from '../../generated/schema.js';
 
 /**
  * A failure answered by the API (any status outside 2xx), thrown by the list iterators
- * (`listDepositOrders`, `listWithdrawals`, `listEvents`). The plain typed calls (`GET`, `POST`, …) do
- * not throw: they return it as `error`.
+ * (`listDepositOrders`, `listWithdrawals`, `listEvents`, `listAllEvents`), `getBalances` and
+ * `createWithdrawal` (but for its refusals: WithdrawalRefusedError). The plain typed calls (`GET`,
+ * `POST`, …) do not throw: they return it as `error`.
  *
  * `problem` is the typed RFC 9457 problem of the body. It is `undefined` when the body is not one (a
  * proxy's HTML error page, an empty body): the client does not make up a problem the API did not send.
@@ -35,4 +36,28 @@ function isProblem(body: unknown): body is Problem {
   if (typeof body !== 'object' || body === null) return false;
   const { status, code, type, title } = body as Record<string, unknown>;
   return typeof status === 'number' && typeof code === 'string' && typeof type === 'string' && typeof title === 'string';
+}
+
+/**
+ * A withdrawal refused (`422`) by `createWithdrawal`; nothing changed. `problem.code` says why:
+ * `insufficient_balance` and `daily_limit_exceeded` with `available` (smallest units), `withdrawals_disabled`,
+ * `validation_failed` with `errors`. Its own class, as its problem is a `WithdrawalProblem`.
+ */
+export class WithdrawalRefusedError extends Error {
+  readonly status: number;
+  readonly problem: WithdrawalProblem;
+  readonly response: Response;
+
+  constructor(response: Response, problem: WithdrawalProblem) {
+    super(`${response.status} ${problem.code}: ${problem.detail ?? problem.title}`);
+    this.name = 'WithdrawalRefusedError';
+    this.status = response.status;
+    this.problem = problem;
+    this.response = response;
+  }
+
+  /** A refusal's body, told from any other failure's. */
+  static is(response: Response, body: unknown): body is WithdrawalProblem {
+    return response.status === 422 && isProblem(body);
+  }
 }

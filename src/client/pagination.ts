@@ -7,6 +7,8 @@ export type ListDepositOrdersQuery = NonNullable<operations['listDepositOrders']
 export type ListWithdrawalsQuery = NonNullable<operations['listWithdrawals']['parameters']['query']>;
 /** The filters of `listEvents`, and `limit` and the `cursor` to resume from. */
 export type ListEventsQuery = NonNullable<operations['listEvents']['parameters']['query']>;
+/** The filters of `listAllEvents`, and `limit` and the `cursor` to resume from. */
+export type ListAllEventsQuery = NonNullable<operations['listAllEvents']['parameters']['query']>;
 
 /**
  * A walk over a list, page by page: iterate it for the items, or `.pages()` for the pages (with

@@ -48,7 +48,7 @@ export async function changePolicy(sql: Sql, merchantId: string, change: PolicyC
   const given = (value: unknown) => value !== undefined;
   const [row] = await sql.query<PolicyRow>(
     `INSERT INTO withdrawal_policies AS p (merchant_id, enabled, max_amount, daily_limit, approve_above, allowed_addresses)
-     VALUES ($1, coalesce($2, false), $3, $4, $5, coalesce($6, '{}'))
+     VALUES ($1, coalesce($2::boolean, false), $3::bigint, $4::bigint, $5::bigint, coalesce($6::text[], '{}'))
      ON CONFLICT (merchant_id) DO UPDATE SET
        enabled = CASE WHEN $7 THEN excluded.enabled ELSE p.enabled END,
        max_amount = CASE WHEN $8 THEN excluded.max_amount ELSE p.max_amount END,
