@@ -1,13 +1,15 @@
 // SIGKILL in the middle of a burst of creates: after a restart every acknowledged order is there,
-// unchanged, no address was issued twice, and the database opens cleanly.
+// unchanged, no address was issued twice, and the database opens cleanly; the same for withdrawals, each
+// holding its amount and fee once, and the books agreeing with their entries.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CreatedDepositOrder } from '../../../src/client/index.js';
+import type { Balance, CreatedDepositOrder, Withdrawal } from '../../../src/client/index.js';
+import { checkLedger } from '../../../src/server/ledger/ledger.js';
 import { openPglite, openPostgres } from '../../../src/server/db/database.js';
 import { startPartnerApi } from '../../support/partner-api.js';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
-import { orderRequest } from '../../fixtures/orders.js';
+import { orderRequest, SAMPLE_TRON_DESTINATION } from '../../fixtures/orders.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
 
 async function serve(env: Record<string, string>) {
@@ -72,3 +74,63 @@ describe.each(DATABASES)('durability on %s', (kind) => {
     }
   }, 120_000);
 });
+
+describe.each(DATABASES)('withdrawals across a SIGKILL on %s', (kind) => {
+  it('keeps every accepted withdrawal and its one hold, and the books agree after the restart', async () => {
+    const dataDir = copiedDataDirectory('partner-kill-withdrawals-');
+    const database = kind === 'postgres' ? await freshDatabase('postgres') : undefined;
+    await database?.db.close();
+    // No sandbox settlement during the test: what was accepted stays PENDING, holding its amount and fee.
+    const env = { DATA_DIR: dataDir, SANDBOX_WITHDRAWAL_SECONDS: '3600', ...(database?.url ? { DATABASE_URL: database.url } : {}) };
+    try {
+      const first = await serve(env);
+      const order = await first.client.POST('/partner/v1/platforms/orders', { body: orderRequest('funding') });
+      const FUNDS = 1_000_000_000_000; // a million USDT: more than the burst can take
+      await first.client.POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: order.data!.uuid } }, body: { amount: FUNDS } });
+      const acknowledged: Withdrawal[] = [];
+      let sent = 0;
+      const worker = async (w: number) => {
+        for (let i = 0; ; i++) {
+          sent++;
+          const body = { externalId: `kill-wd-${w}-${i}`, blockchain: 'Tron' as const, currency: 'USDT' as const, amount: 1 + w + i / 1000, destinationAddress: SAMPLE_TRON_DESTINATION };
+          const result = await first.client.POST('/partner/v1/platforms/withdrawals', { body }).catch(() => undefined);
+          if (!result) return; // the server is gone
+          if (result.response.status === 201) acknowledged.push(result.data!);
+        }
+      };
+      const burst = Promise.all(Array.from({ length: 16 }, (_, w) => worker(w)));
+      while (acknowledged.length < 60) await new Promise((r) => setTimeout(r, 20));
+      first.server.process.kill('SIGKILL');
+      await burst;
+      expect(sent).toBeGreaterThan(acknowledged.length); // some requests were cut off in flight
+
+      const second = await serve(env);
+      for (const withdrawal of acknowledged) {
+        const { data } = await second.client.GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: withdrawal.uuid } } });
+        expect(data).toEqual(withdrawal);
+      }
+      const balances = await second.client.GET('/partner/v1/platforms/balances');
+      await second.server.stop();
+
+      const db = database?.url ? await openPostgres(database.url) : await openPglite(join(dataDir, 'pglite'));
+      try {
+        // One hold per withdrawal, whatever was cut off: those the kill interrupted left neither.
+        const [row] = await db.query<{ withdrawals: bigint; holds: bigint; held: bigint }>(
+          `SELECT (SELECT count(*) FROM withdrawals)::bigint AS withdrawals, (SELECT count(*) FROM ledger_entries WHERE kind = 'hold')::bigint AS holds,
+                  (SELECT sum(amount_units + fee_units) FROM withdrawals)::bigint AS held`,
+        );
+        expect(row!.withdrawals).toBeGreaterThanOrEqual(BigInt(acknowledged.length));
+        expect(row!.holds).toBe(row!.withdrawals);
+        expect(balanceOf(balances.data!.data, 'Tron')).toMatchObject({ held: Number(row!.held), available: FUNDS - Number(row!.held), received: FUNDS });
+        expect(await checkLedger(db)).toMatchObject({ problems: [] });
+      } finally {
+        await db.close();
+      }
+    } finally {
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
+const balanceOf = (balances: Balance[], network: string) => balances.find((b) => b.blockchain === network)!;
