@@ -1,7 +1,7 @@
-// Platform throughput, side by side in one run (npm run bench:server): signed GET and POST of orders
-// through a real `partner-api serve` process on PGlite and on PostgreSQL, against two limits measured
-// the same way in the same run: a bare Fastify JSON endpoint, and a raw primary-key read loop on the
-// same database. Then where the time of a create goes: one create after another, and the address derivation
+// Platform throughput, side by side in one run (npm run bench:server): signed GET and POST of orders, and
+// beside them a balance read and a withdrawal create, through a real `partner-api serve` process on
+// PGlite and on PostgreSQL, against two limits measured the same way in the same run: a bare Fastify
+// JSON endpoint, and a raw primary-key read loop on the same database. Then where the time of a create goes: one create after another, and the address derivation
 // and QR code that the address thread does for it ahead of time.
 import { createHmac, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
@@ -21,7 +21,7 @@ import { addressQr } from '../src/server/addresses/qr.js';
 import { startProcess } from '../test/support/processes.js';
 import { startPartnerApi } from '../test/support/partner-api.js';
 import { freshDatabase } from '../test/support/platform.js';
-import { orderRequest } from '../test/fixtures/orders.js';
+import { orderRequest, SAMPLE_TRON_DESTINATION } from '../test/fixtures/orders.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
@@ -185,6 +185,23 @@ async function benchDatabase(databaseUrl: string | undefined, workers = 1) {
     const { timestamp, signature } = sign(platform.apiSecret, 'POST', path, body);
     return { ...request, path, body, headers: { 'Content-Type': 'application/json', 'X-Api-Key': platform.apiKey, 'X-Timestamp': timestamp, 'X-Signature': signature } };
   }, 'POST');
+  // The money-out side beside the orders' (issue 46): a balance read, and a withdrawal from a balance
+  // that covers the whole run (a million USDT on Tron), each request its own externalId.
+  const funding = orders.find((order) => order.blockchain === 'Tron')!;
+  const deposit = await client.POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: funding.uuid } }, body: { amount: 1_000_000_000_000 } });
+  if (deposit.response.status !== 201) throw new Error(`funding the balance: ${deposit.response.status}`);
+  const balances = await load(`${platform.baseUrl}/`, platform.server.process.pid!, (request) => {
+    const path = '/partner/v1/platforms/balances';
+    const { timestamp, signature } = sign(platform.apiSecret, 'GET', path);
+    return { ...request, path, headers: { 'X-Api-Key': platform.apiKey, 'X-Timestamp': timestamp, 'X-Signature': signature } };
+  });
+  let w = 0;
+  const withdrawal = await load(`${platform.baseUrl}/`, platform.server.process.pid!, (request) => {
+    const path = '/partner/v1/platforms/withdrawals';
+    const body = JSON.stringify({ externalId: `load-${process.pid}-${w++}`, blockchain: 'Tron', currency: 'USDT', amount: 1, destinationAddress: SAMPLE_TRON_DESTINATION });
+    const { timestamp, signature } = sign(platform.apiSecret, 'POST', path, body);
+    return { ...request, path, body, headers: { 'Content-Type': 'application/json', 'X-Api-Key': platform.apiKey, 'X-Timestamp': timestamp, 'X-Signature': signature } };
+  }, 'POST');
   await platform.server.stop();
 
   // The same database, read directly (PGlite is one process's: opened after the server stopped).
@@ -194,7 +211,7 @@ async function benchDatabase(databaseUrl: string | undefined, workers = 1) {
   const insert = await rawInsertLoop(db);
   await db.close();
   rmSync(dataDir, { recursive: true, force: true });
-  return { get, post, raw, insert, order: orders[0]! };
+  return { get, post, raw, insert, balances, withdrawal, order: orders[0]! };
 }
 
 async function bareFastify(order: object): Promise<Figures> {
@@ -245,6 +262,7 @@ const postgres = startPostgres(54340);
 try {
   const rows: string[] = [];
   const ratios: string[] = [];
+  const moneyOut: string[] = [];
   const breakdowns: string[] = [];
   const pglite = await benchDatabase(undefined);
   const bare = await bareFastify({ ...pglite.order, receivedAmount: 0 });
@@ -274,7 +292,11 @@ try {
       `| ${kind}: signed GET order | ${fmt(r.get)} |`,
       `| ${kind}: raw one-row insert loop (limit) | ${fmt(r.insert)} |`,
       `| ${kind}: signed POST order | ${fmt(r.post)} |`,
+      `| ${kind}: signed GET balances | ${fmt(r.balances)} |`,
+      `| ${kind}: signed POST withdrawal | ${fmt(r.withdrawal)} |`,
     );
+    const ratio = (a: Figures, b: Figures) => `${(a.rps / b.rps).toFixed(2)} (${Math.round(a.rps)} / ${Math.round(b.rps)}) | ${(a.p99 / b.p99).toFixed(2)} (${a.p99.toFixed(1)} / ${b.p99.toFixed(1)})`;
+    moneyOut.push(`| ${kind} | ${ratio(r.balances, r.get)} | ${ratio(r.withdrawal, r.post)} |`);
     const lower = Math.min(bare.rps, r.raw.rps);
     // The whole machine's CPU a request took (all processes: server, database, load generator), and what
     // the machine would have for one at the target rate with every core busy.
@@ -309,10 +331,12 @@ try {
       `| database | GET / lower read limit (target ≥ ${getBar}) | POST / raw insert (target ≥ ${postBar}) | POST p99 ms (target < 25) | machine CPU a GET, µs: used / all the machine has for one at ${getBar} | machine CPU a POST, µs: used / all the machine has for one at ${postBar} |\n|---|---:|---:|---:|---:|---:|\n` +
         ratios.join('\n'),
       '',
+      '| database | balance read / order read, req/s | its p99 / the order read\'s | withdrawal create / order create, req/s | its p99 / the order create\'s |\n|---|---:|---:|---:|---:|\n' + moneyOut.join('\n'),
+      '',
       '| POST breakdown, in-process, one create at a time, µs | a create, one after another | address derivation (on the address thread) | QR code (on the address thread) |\n|---|---:|---:|---:|\n' + breakdowns.join('\n'),
       ...(scaling.length ? ['', '| PostgreSQL, req/s | 1 worker | 2 workers (`serve --workers 2`) | 2 / 1 | most any number of workers can give here (1 ÷ the 1-worker run\'s machine CPU busy) |\n|---|---:|---:|---:|---:|\n' + scaling.join('\n')] : []),
     ].join('\n'),
-    { rows, ratios, breakdowns, scaling },
+    { rows, ratios, moneyOut, breakdowns, scaling },
   );
 } finally {
   postgres?.stop();

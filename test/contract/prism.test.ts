@@ -17,6 +17,12 @@ function exampleValue(path: string, method: string, status: string, name: string
   return example.$ref ? contract.components.examples[example.$ref.split('/').pop()].value : example.value;
 }
 
+/** The value of a named example of an operation's request body. */
+function exampleRequest(path: string, method: string, name: string): never {
+  const example = contract.paths[path][method].requestBody.content['application/json'].examples[name];
+  return (example.$ref ? contract.components.examples[example.$ref.split('/').pop()].value : example.value) as never;
+}
+
 let prism: Started;
 let baseUrl: string;
 let client: PartnerClient;
@@ -109,6 +115,31 @@ describe('the typed client against Prism', () => {
       expect(response.headers.get('content-type')).toBe('application/problem+json');
       expect(error?.code).toBe('validation_failed');
     }
+  });
+
+  describe('serves the money-out operations with their examples', () => {
+    it('a withdrawal created (201: queued, awaiting approval), replayed (200), refused (422: insufficient_balance)', async () => {
+      const path = '/partner/v1/platforms/withdrawals';
+      const body = exampleRequest(path, 'post', 'tron');
+      for (const [Prefer, status, name] of [['code=201, example=queued', 201, 'queued'], ['code=201, example=awaiting_approval', 201, 'awaiting_approval'], ['code=200', 200, 'queued']] as const) {
+        const { data, response } = await client.POST(path, { body, headers: { Prefer } });
+        expectNoViolations(response);
+        expect(response.status).toBe(status);
+        expect(data).toEqual(exampleValue(path, 'post', String(status), name));
+      }
+      const refused = await client.POST(path, { body, headers: { Prefer: 'code=422, example=insufficient_balance' } });
+      expect(refused.response.status).toBe(422);
+      expect(refused.error).toMatchObject({ code: 'insufficient_balance', available: 10000000 });
+    });
+
+    it('the balances, and a page of the feed of every event', async () => {
+      const balances = await client.GET('/partner/v1/platforms/balances');
+      expectNoViolations(balances.response);
+      expect(balances.data).toEqual(exampleValue('/partner/v1/platforms/balances', 'get', '200', 'balances'));
+      const feed = await client.GET('/partner/v2/platforms/events', { headers: { Prefer: 'example=page' } });
+      expectNoViolations(feed.response);
+      expect(feed.data!.data.map((e) => e.type)).toEqual(['order.deposit', 'withdrawal.done']);
+    });
   });
 
   describe('serves the named examples of the reconciliation operations', () => {

@@ -88,6 +88,24 @@ async function runReconciliationSamples(run: Runner, lang: 'Shell' | 'Python') {
   expect(await run(sampleOf('redeliverEvent', lang))).toMatchObject({ eventId: ids.EVENT_ID, delivery: { state: 'pending' } });
 }
 
+/**
+ * The money-out samples, run after the sandbox withdrawal WITHDRAWAL_UUID was set DONE: the balances
+ * (what the withdrawals hold and took), a withdrawal from the balance, and the feed of every event,
+ * where the sandbox withdrawal's settlement is.
+ */
+async function runPayoutSamples(run: Runner, lang: 'Shell' | 'Python', externalId: string) {
+  const balances = (await run(sampleOf('getBalances', lang))) as { data: { blockchain: string; available: number; withdrawn: number }[] };
+  expect(balances.data.map((b) => b.blockchain)).toEqual(['Tron', 'Ethereum']);
+  expect(balances.data[0]!.withdrawn).toBeGreaterThanOrEqual(13_500_000); // the sandbox withdrawal, fee included
+  const withdrawal = await run(sampleOf('createWithdrawal', lang));
+  expect(withdrawal).toMatchObject({ externalId, amount: 12.5, fee: 1, status: 'PENDING', stage: 'queued', callbackUrl: 'https://merchant.example/callbacks/withdrawals' });
+  // The same request again is the same withdrawal.
+  expect(await run(sampleOf('createWithdrawal', lang))).toEqual(withdrawal);
+  const feed = (await run(sampleOf('listAllEvents', lang))) as Page<{ type: string; withdrawalUuid?: string; orderUuid?: string }>;
+  expect(feed.data).toContainEqual(expect.objectContaining({ type: 'withdrawal.done', withdrawalUuid: ids.WITHDRAWAL_UUID }));
+  expect(feed.data).toContainEqual(expect.objectContaining({ type: 'order.deposit', orderUuid: ids.ORDER_UUID }));
+}
+
 /** The modules a Python sample imports (every `import a, b.c` line). */
 function pythonImports(source: string): string[] {
   return [...source.matchAll(/^import (.+)$/gm)].flatMap((m) => m[1]!.split(',').map((name) => name.trim().split('.')[0]!));
@@ -103,7 +121,9 @@ describe('the code samples of the docs', () => {
       expect(shell!.source).toContain('openssl dgst -sha256 -hmac');
       expect(shell!.source).toContain(`${operation.method.toUpperCase()} "$TARGET"`);
       expect(typescript!.source).toContain("from 'partner-api-client'");
-      expect(typescript!.source).toContain(`partner.${operation.method.toUpperCase()}('${operation.path}'`);
+      // The typed call of the path, or the client's own method of that name (createWithdrawal, getBalances, listAllEvents).
+      const call = [`partner.${operation.method.toUpperCase()}('${operation.path}'`, `partner.${operation.operationId}(`];
+      expect(call.some((text) => typescript!.source.includes(text)), operation.operationId).toBe(true);
       // The standard library only: nothing a merchant's Django service would have to install.
       expect(new Set(pythonImports(python!.source))).toEqual(new Set(['hashlib', 'hmac', 'json', 'os', 'time', 'urllib']));
       expect(python!.source).toContain('hmac.new(os.environ["PARTNER_API_SECRET"].encode(), message, hashlib.sha256).hexdigest()');
@@ -129,6 +149,7 @@ describe('the code samples of the docs', () => {
     expect(await runShell(sampleOf('simulateSandboxDeposit', 'Shell'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000, status: 'DONE' });
     await runReconciliationSamples(runShell, 'Shell');
 
+    await platform.fund('Tron', 100_000_000n); // the withdrawals draw on the balance
     const withdrawal = (await runShell(sampleOf('createSandboxWithdrawal', 'Shell'))) as { uuid: string };
     expect(withdrawal).toMatchObject({ externalId: 'wd-1001', amount: 12.5, status: 'PENDING' });
     ids.WITHDRAWAL_UUID = withdrawal.uuid;
@@ -138,6 +159,7 @@ describe('the code samples of the docs', () => {
       hasMore: false,
     });
     expect(await runShell(sampleOf('setSandboxWithdrawalStatus', 'Shell'))).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
+    await runPayoutSamples(runShell, 'Shell', 'wd-2001');
   });
 
   it('run verbatim with python3 (standard library) against the sandbox, each answered as documented', async () => {
@@ -151,6 +173,7 @@ describe('the code samples of the docs', () => {
     expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000 });
     await runReconciliationSamples(runPython, 'Python');
 
+    await platform.fund('Tron', 100_000_000n); // the withdrawals draw on the balance
     const withdrawal = (await runPython(sampleOf('createSandboxWithdrawal', 'Python'))) as { uuid: string };
     expect(withdrawal).toMatchObject({ externalId: 'wd-1003', amount: 12.5, status: 'PENDING' });
     ids.WITHDRAWAL_UUID = withdrawal.uuid;
@@ -161,6 +184,7 @@ describe('the code samples of the docs', () => {
       hasMore: false,
     });
     expect(await runPython(sampleOf('setSandboxWithdrawalStatus', 'Python'))).toMatchObject({ uuid: withdrawal.uuid, status: 'DONE' });
+    await runPayoutSamples(runPython, 'Python', 'wd-2003');
   });
 
   it('fail loudly when the signature is wrong (the samples really sign)', async () => {

@@ -279,12 +279,27 @@ describe('the client package (partner-api-client)', () => {
     expect(await runSample('listEventDeliveries')).toEqual([ids.EVENT_ID, 'pending', '0']); // no dispatcher runs here
     expect(await runSample('redeliverEvent')).toEqual(['202', ids.EVENT_ID, 'pending']);
 
+    // The withdrawals draw on the balance: a Tron deposit of 100 USDT first, as the guide says.
+    const funding = (await partner.POST('/partner/v1/platforms/orders', { body: orderRequest('pkg-funding') })).data!;
+    await partner.POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: funding.uuid } }, body: { amount: 100_000_000 } });
     const [withdrawalUuid, pending] = await runSample('createSandboxWithdrawal');
     expect(pending).toBe('PENDING');
     ids.WITHDRAWAL_UUID = withdrawalUuid!;
     expect(await runSample('getWithdrawal')).toEqual(['PENDING', '12.5']);
     expect(await runSampleLines('listWithdrawals')).toEqual([['1', 'false', '-'], [withdrawalUuid, 'PENDING', '12.5']]);
     expect(await runSample('setSandboxWithdrawalStatus')).toEqual([withdrawalUuid, 'DONE']);
+
+    // 2.5 + 100 USDT received on Tron; the sandbox withdrawal took 12.5 and its fee of 1.
+    expect(await runSampleLines('getBalances')).toEqual([
+      ['Tron', 'USDT', '89000000', '0', '102500000', '13500000'],
+      ['Ethereum', 'USDT', '2500000', '0', '2500000', '0'],
+    ]);
+    const [createdUuid, ...created] = await runSample('createWithdrawal');
+    expect(created).toEqual(['PENDING', 'queued', '1']);
+    const all = await runSampleLines('listAllEvents');
+    expect(all).toContainEqual(['withdrawal.done', 'DONE', expect.stringMatching(/^[0-9a-f]{64}$/)]);
+    expect(all.at(-1)).toEqual([expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)]);
+    expect((await partner.GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: createdUuid! } } })).data).toMatchObject({ externalId: 'wd-2002' });
   }, 120_000);
 
   it('passes publint and Are The Types Wrong', async () => {

@@ -1,6 +1,7 @@
 // The docs' code samples (x-codeSamples of every operation, from openapi/code-samples/), read from the
 // bundled contract exactly as the docs show them, and the order in which a test runs them: each later
-// sample needs an id that an earlier one created (ORDER_UUID, EVENT_ID, WITHDRAWAL_UUID).
+// sample needs an id that an earlier one created (ORDER_UUID, EVENT_ID, WITHDRAWAL_UUID), and the
+// withdrawals a balance, which the test credits first (the guide says to simulate a deposit).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './packages.js';
@@ -60,6 +61,9 @@ export const SAMPLE_ORDER = [
   'getWithdrawal',
   'listWithdrawals',
   'setSandboxWithdrawalStatus',
+  'getBalances',
+  'createWithdrawal',
+  'listAllEvents',
 ] as const;
 
 export function sampleOf(operationId: string, lang: CodeSample['lang']): string {

@@ -10,7 +10,8 @@ import { startTestPlatform, type TestPlatform } from '../../support/platform.js'
 
 const docsFile = readFileSync(new URL('../../../dist/docs/index.html', import.meta.url));
 const contract = JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8'));
-const PROBLEM_CODES = contract.components.schemas.ProblemCode.enum as ProblemCode[];
+/** Every code a problem carries: the contract's ProblemCode, and the withdrawals' refusals (WithdrawalProblemCode) not among them. */
+const PROBLEM_CODES = [...new Set([...contract.components.schemas.ProblemCode.enum, ...contract.components.schemas.WithdrawalProblemCode.enum])] as ProblemCode[];
 let platform: TestPlatform;
 let browser: Browser;
 
@@ -112,7 +113,7 @@ describe('the docs as the platform serves them', () => {
     expect(refused.code).toBe('missing_credentials');
     expect(new URL(refused.type, called).href).toBe(`${platform.baseUrl}/docs#/section/errors/missing_credentials`);
     // Every code the platform writes, and every example of the contract, the same way.
-    expect(PROBLEM_CODES).toHaveLength(23);
+    expect(PROBLEM_CODES).toHaveLength(26);
     const types = new Map(PROBLEM_CODES.map((code) => [code, new ProblemError(400, code, '').toProblem().type]));
     for (const [code, type] of types) expect(type).toBe(`${TYPE_BASE}${code}`);
     const examples = Object.values(contract.components.responses as Record<string, { content: Record<string, { examples?: Record<string, { value: { type: string; code: string } }> }> }>)
