@@ -141,7 +141,7 @@ describe('npm run docs: the offline reference', () => {
       page.on('pageerror', (error) => pageErrors.push(`samples at ${width} px: ${error.message}`));
       try {
         const operations = sampledOperations();
-        expect(operations.map((o) => o.operationId).sort()).toEqual([...SAMPLE_ORDER].sort()); // all 11 of contract 1.3.0
+        expect(operations.map((o) => o.operationId).sort()).toEqual([...SAMPLE_ORDER].sort()); // all 14 of contract 1.4.0
         for (const operation of operations) {
           await page.goto(`${pageUrl}#/${routeOf(operation.tag, operation.operationId)}`, { waitUntil: 'load' });
           await page.getByText(operation.summary, { exact: true }).first().waitFor({ timeout: 15_000 });

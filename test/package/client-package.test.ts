@@ -7,6 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderRequest } from '../fixtures/orders.js';
 import { SAMPLE_ORDER, sampleOf } from '../support/code-samples.js';
+import { payingOutBlock } from '../support/guide.js';
+import { settleDueSandboxWithdrawals } from '../../src/server/withdrawals/sandbox-settlement.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, removeAll, ROOT, run, tarballFiles } from '../support/packages.js';
 
@@ -22,7 +24,7 @@ beforeAll(async () => {
   tarball = await pack(join(ROOT, 'dist/client'));
   project = await installInEmptyProject(tarball, { type: 'module' });
   startTypeChecks();
-  platform = await startTestPlatform('pglite');
+  platform = await startTestPlatform('pglite', { env: { SANDBOX_WITHDRAWAL_SECONDS: '1' } });
 }, 180_000);
 
 afterAll(async () => {
@@ -101,6 +103,7 @@ function startTypeChecks() {
   // The samples read process.env; the consumer has no @types/node, so declare just that.
   writeFileSync(join(samples, 'env.d.ts'), 'declare const process: { env: Record<string, string | undefined> };\n');
   for (const operationId of SAMPLE_ORDER) writeFileSync(join(samples, `${operationId}.ts`), sampleOf(operationId, 'TypeScript'));
+  writeFileSync(join(samples, 'payingOut.ts'), payingOutBlock('ts').code);
 
   const check = async (moduleResolution: ModuleResolution, files: string[]): Promise<TypeCheck> => {
     const compilerOptions = {
@@ -120,7 +123,7 @@ function startTypeChecks() {
     const ran = await run(NODE, [TSC, '-p', config], { cwd: project });
     return { code: ran.code, stderr: ran.stderr, diagnostics: diagnosticsByFile(ran.stdout) };
   };
-  const sampleFiles = ['samples/env.d.ts', ...SAMPLE_ORDER.map((operationId) => `samples/${operationId}.ts`)];
+  const sampleFiles = ['samples/env.d.ts', 'samples/payingOut.ts', ...SAMPLE_ORDER.map((operationId) => `samples/${operationId}.ts`)];
   typeChecks = {
     NodeNext: check('NodeNext', ['ts-NodeNext/consumer.ts', 'ts-NodeNext/wrong.ts', ...sampleFiles]),
     Bundler: check('Bundler', ['ts-Bundler/consumer.ts', 'ts-Bundler/wrong.ts']),
@@ -300,6 +303,13 @@ describe('the client package (partner-api-client)', () => {
     expect(all).toContainEqual(['withdrawal.done', 'DONE', expect.stringMatching(/^[0-9a-f]{64}$/)]);
     expect(all.at(-1)).toEqual([expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)]);
     expect((await partner.GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: createdUuid! } } })).data).toMatchObject({ externalId: 'wd-2002' });
+
+    // The guide's Paying out, in TypeScript: the balance, a withdrawal, and its settlement by the sandbox
+    // (its job's work, run here: no job runs on this platform, so that no callback is attempted).
+    const settling = setInterval(() => void settleDueSandboxWithdrawals(platform.db), 500);
+    const payout = await runSampleLines('payingOut').finally(() => clearInterval(settling));
+    expect(payout[0]).toEqual(['available', expect.stringMatching(/^\d+$/)]);
+    expect(payout[1]).toEqual(['DONE', expect.stringMatching(/^[0-9a-f]{64}$/)]);
   }, 120_000);
 
   it('passes publint and Are The Types Wrong', async () => {

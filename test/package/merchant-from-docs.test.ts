@@ -119,9 +119,9 @@ describe("the guide, executed verbatim in an empty project, the client installed
         }
       }
     }
-    const tested = new Set([...testFile.matchAll(/\[(?:createOrder|readOrder|listOrders|readEvents|redeliver), (\d+), '(\w+)'(?:, '\w+')?\]/g)].map((m) => `${m[1]} ${m[2]}`));
+    const tested = new Set([...testFile.matchAll(/\[(?:createOrder|readOrder|listOrders|readEvents|redeliver|createWithdrawal), (\d+), '(\w+)'(?:, '\w+')?\]/g)].map((m) => `${m[1]} ${m[2]}`));
     expect([...declared].sort()).toEqual([...tested].sort());
-    expect(declared.size).toBe(18);
+    expect(declared.size).toBe(21);
   });
 
   it("installs the client with the docs' command from the platform, and Prism from npm's registry as the guide pins it", async () => {

@@ -73,6 +73,10 @@ const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: 
   'ethereum-xpub': ['xpub-flag-eth', 'xpub-env-eth', (c) => c.networks.Ethereum.xpub, 'xpub-flag-eth', 'xpub-env-eth'],
   'tron-min-amount': ['5', '6', (c) => c.networks.Tron.minAmount, 5n, 6n],
   'ethereum-min-amount': ['7', '8', (c) => c.networks.Ethereum.minAmount, 7n, 8n],
+  'tron-withdrawal-fee': ['0', '2000000', (c) => c.networks.Tron.withdrawalFee, 0n, 2_000_000n],
+  'ethereum-withdrawal-fee': ['3', '4', (c) => c.networks.Ethereum.withdrawalFee, 3n, 4n],
+  'tron-min-withdrawal': ['5', '6', (c) => c.networks.Tron.minWithdrawal, 5n, 6n],
+  'ethereum-min-withdrawal': ['7', '8', (c) => c.networks.Ethereum.minWithdrawal, 7n, 8n],
   'tron-confirmations': ['30', '31', (c) => c.networks.Tron.confirmations, 30, 31],
   'ethereum-confirmations': ['32', '33', (c) => c.networks.Ethereum.confirmations, 32, 33],
   'tron-token-contract': [a40, b40, (c) => c.networks.Tron.chain?.tokenContract, a40, b40],
@@ -105,6 +109,7 @@ const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: 
   'log-level': ['debug', 'error', (c) => c.logLevel, 'debug', 'error'],
   'event-retention-days': ['45', '90', (c) => c.eventRetentionDays, 45, 90],
   'redelivery-rate-limit': ['5/60', '20/3600', (c) => c.redeliveryRateLimit, { limit: 5, windowSeconds: 60 }, { limit: 20, windowSeconds: 3600 }],
+  'sandbox-withdrawal-seconds': ['0', '60', (c) => c.sandboxWithdrawalSeconds, 0, 60],
 };
 
 /** What every case starts from: valid for live mode too, and with both networks scanned, so that each chain setting has a place in the Config. */
@@ -130,6 +135,17 @@ describe('every other setting', () => {
     expect(read(readConfig(env, { [name]: flagValue }))).toEqual(fromFlag);
     expect(read(readConfig({ ...env, [variable]: envValue }, {}))).toEqual(fromEnv);
     expect(read(readConfig({ ...env, [variable]: envValue }, { [name]: flagValue }))).toEqual(fromFlag);
+  });
+});
+
+describe('the withdrawal settings', () => {
+  it('default to the peers\' fees and the deposits\' minimums, and refuse a minimum of zero or a fee that is no amount', () => {
+    const { networks, sandboxWithdrawalSeconds } = readConfig({}, {});
+    expect([networks.Tron.withdrawalFee, networks.Ethereum.withdrawalFee, networks.Tron.minWithdrawal, networks.Ethereum.minWithdrawal]).toEqual([1_000_000n, 5_000_000n, 1_000_000n, 10_000_000n]);
+    expect(sandboxWithdrawalSeconds).toBe(5);
+    expect(() => readConfig({ TRON_MIN_WITHDRAWAL: '0' }, {})).toThrow('TRON_MIN_WITHDRAWAL must be at least 1 smallest unit, got "0"');
+    expect(() => readConfig({ ETHEREUM_WITHDRAWAL_FEE: '1.5' }, {})).toThrow(/^ETHEREUM_WITHDRAWAL_FEE must be a whole number of smallest units/);
+    expect(() => readConfig({ SANDBOX_WITHDRAWAL_SECONDS: '3601' }, {})).toThrow(/SANDBOX_WITHDRAWAL_SECONDS must be a whole number from 0 to 3600/);
   });
 });
 

@@ -25,3 +25,11 @@ export function guideSection(heading: string): string {
 export function codeBlocks(markdown: string): CodeBlock[] {
   return [...markdown.matchAll(/^```([\w-]*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1]!, code: m[2]! }));
 }
+
+/** The block of a language in the guide's "Paying out" (openapi/guide/withdrawals.md, the Withdrawals tag's page). */
+export function payingOutBlock(lang: string): CodeBlock {
+  const page = readFileSync(join(ROOT, 'openapi/guide/withdrawals.md'), 'utf8');
+  const block = codeBlocks(page.slice(page.indexOf('## Paying out'))).find((b) => b.lang === lang);
+  if (!block) throw new Error(`"Paying out" has no ${lang} block`);
+  return block;
+}

@@ -1,4 +1,4 @@
-// The books (docs/design.md#balances): each merchant's balance per network and currency as append-only
+// The books (docs/design.md#balances-and-withdrawals): each merchant's balance per network and currency as append-only
 // entries (migration 015). A credited deposit is booked in its crediting transaction, once per deposit;
 // a withdrawal holds its amount plus fee when it is accepted, and the hold ends once, spent when the
 // withdrawal is DONE or released when it FAILED. The database applies each entry to the balance row in

@@ -144,9 +144,8 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
       const [bulk] = await t.db.query<{ received_amount: bigint }>("SELECT received_amount FROM deposit_orders WHERE external_id = 'many-7'");
       expect(bulk!.received_amount).toBe(8n);
     } finally {
-      await t.db.query("DELETE FROM deposits WHERE order_uuid IN (SELECT uuid FROM deposit_orders WHERE external_id LIKE 'many-%')");
-      await t.db.query("DELETE FROM callback_outbox WHERE order_uuid IN (SELECT uuid FROM deposit_orders WHERE external_id LIKE 'many-%')");
-      await t.db.query("DELETE FROM deposit_orders WHERE external_id LIKE 'many-%'");
+      // Out of the watch from here on (their credits stay: the books are append-only).
+      await t.db.query("UPDATE deposit_orders SET expired_at = now() - interval '30 days' WHERE external_id LIKE 'many-%'");
     }
   });
 

@@ -32,7 +32,7 @@ describe('a method the path does not have', () => {
     ['PUT', '/partner/v1/platforms/orders', 'GET, HEAD, POST'],
     ['PATCH', ORDER, 'GET, HEAD'],
     ['DELETE', ORDER, 'GET, HEAD'],
-    ['OPTIONS', '/partner/v1/platforms/withdrawals', 'GET, HEAD'],
+    ['OPTIONS', '/partner/v1/platforms/withdrawals', 'GET, HEAD, POST'],
     ['GET', '/sandbox/v1/withdrawals', 'POST'],
     ['GET', '/partner/v1/platforms/events/msg_p5jXN8AQM9LWM0D4loKWxJek/redeliver', 'POST'],
     ['QUERY', '/partner/v1/platforms/orders', 'GET, HEAD, POST'],
