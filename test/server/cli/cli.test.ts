@@ -16,7 +16,7 @@ import { copiedDataDirectory } from '../../support/database-templates.js';
 import { loadedModules, runCommand as cli, runProcess as command } from '../../support/cli.js';
 import { startPartnerApi, type Credentials } from '../../support/partner-api.js';
 import type { Started } from '../../support/processes.js';
-import { orderRequest } from '../../fixtures/orders.js';
+import { orderRequest, SAMPLE_TRON_DESTINATION } from '../../fixtures/orders.js';
 
 const dataDirs: string[] = [];
 
@@ -358,6 +358,14 @@ describe('partner-api serve', () => {
     expect(exported.code).toBe(0);
     expect(exported.stdout.split('\r\n')[0]).toMatch(/^network,index,derivation_path,address/);
     expect(exported.stdout).toContain('Onboarded while running');
+    // The withdrawal policy, set on the running platform, applies to its next request at once.
+    const policy = await command(['merchants', 'set-withdrawals', '--api-key', merchant.apiKey, '--max-amount', '20', '--json'], { DATA_DIR: dataDir });
+    expect(JSON.parse(policy.stdout)).toMatchObject({ maxAmount: '20' });
+    const tooLarge = await client.POST('/partner/v1/platforms/withdrawals', {
+      body: { externalId: 'policy-1', blockchain: 'Tron', currency: 'USDT', amount: 25, destinationAddress: SAMPLE_TRON_DESTINATION },
+    });
+    expect(tooLarge.error).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/amount', detail: 'is over your largest withdrawal, 20 USDT' }] });
+    expect((await command(['ledger', 'check'], { DATA_DIR: dataDir })).stdout).toMatch(/the books agree/);
     // A refusal keeps its exit code and its one line.
     const refused = await command(['merchants', 'rotate-secrets', '--api-key', 'pk_test_nobody'], { DATA_DIR: dataDir });
     expect(refused).toMatchObject({ code: 1, stdout: '' });

@@ -46,7 +46,8 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-describe('partner-api withdrawals', () => {
+// Each command opens the embedded database (seconds of CPU on a busy machine): room for a dozen.
+describe('partner-api withdrawals', { timeout: 240_000 }, () => {
   it('create draws on the balance as the API does, and set-status settles it once', async () => {
     const refused = await create('wd-1', '10');
     expect(refused).toEqual({ code: 1, stdout: '', stderr: 'partner-api: the withdrawal was refused: it needs 15 USDT (fee 5 included), the balance has 0 available\n' });

@@ -67,7 +67,7 @@ describe('concurrent withdrawals against a balance that covers ten', () => {
     } finally {
       await t.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it.skipIf(!TEST_DATABASE_URL)('on PostgreSQL behind three instances: exactly ten accepted, the balance at zero, the books agreeing', async () => {
     const database = await freshDatabase('postgres');
@@ -102,5 +102,5 @@ describe('concurrent withdrawals against a balance that covers ten', () => {
       for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
       await database.drop();
     }
-  }, 120_000);
+  }, 240_000);
 });
