@@ -19,7 +19,7 @@ const UINT64_LIMIT = 1n << 64n;
 const UINT256_LIMIT = 1n << 256n;
 /** What any transaction costs before its calldata and execution. */
 const INTRINSIC_GAS = 21_000n;
-/** Geth's txpool price bump (and anvil's): a replacement must raise both fee caps by 10 % at least. */
+/** Geth's txpool price bump (reth's too): a replacement must raise both fee caps by 10 % at least (anvil takes any raise). */
 export const MIN_REPLACEMENT_BUMP_PERCENT = 10n;
 
 export interface Erc20TransferRequest {
