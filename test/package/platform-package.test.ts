@@ -9,7 +9,7 @@ import { createPartnerClient } from '../../src/client/index.js';
 import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, removeAll, ROOT, run, tarballFiles } from '../support/packages.js';
 import { startProcess, type Started } from '../support/processes.js';
 
-const DEV_ONLY = ['tsx', 'vitest', 'typescript', 'solc', '@foundry-rs/anvil-linux-amd64', 'autocannon', 'playwright-core', '@redocly/cli', '@stoplight/prism-cli', 'tsup', 'openapi-fetch'];
+const DEV_ONLY = ['tsx', 'vitest', 'typescript', 'solc', '@foundry-rs/anvil-linux-amd64', 'tronweb', 'autocannon', 'playwright-core', '@redocly/cli', '@stoplight/prism-cli', 'tsup', 'openapi-fetch'];
 
 let tarball: string;
 let project: string;

@@ -28,9 +28,15 @@ const files = sourceFiles(SERVER).map((file) => ({ path: relative(SERVER, file),
 const folder = (path: string) => (path.includes('/') ? path.split('/')[0]! : '');
 /** The layers that may be imported only from above them: the CLI, the process wiring, the background jobs and the top. */
 const UPPER = new Set(['cli', 'process', 'jobs', '']);
-const CAPABILITIES = ['addresses', 'orders', 'withdrawals', 'ledger', 'merchants', 'callbacks', 'chain', 'payment-page'];
+const CAPABILITIES = ['addresses', 'orders', 'withdrawals', 'ledger', 'payouts', 'merchants', 'callbacks', 'chain', 'payment-page'];
 
 describe('the server layout', () => {
+  it('knows every folder of src/server as a capability or a layer, so that the rules below cover a new one', () => {
+    const layers = [...CAPABILITIES, 'db', 'shared', 'http', 'jobs', 'cli', 'process'];
+    const folders = [...new Set(files.map((f) => folder(f.path)).filter((name) => name !== ''))];
+    expect(folders.filter((name) => !layers.includes(name))).toEqual([]);
+  });
+
   it('keeps at most four files at the top of src/server', () => {
     const top = files.filter((f) => folder(f.path) === '').map((f) => f.path);
     expect(top.length).toBeLessThanOrEqual(4);

@@ -1,0 +1,476 @@
+// A stand-in of a Tron full node's HTTP API (java-tron's /wallet and /walletsolidity servlets) on loopback,
+// for the payout tests: no Tron node runs here (java-tron needs a JDK and a network). It holds a chain of
+// 3-second blocks, one TRC-20 token's balances, a pool of pending transactions, and verifies a broadcast
+// as java-tron does (TaPoS, expiration, duplicates, the owner's signature over sha256(raw_data)), with
+// tronweb's own protobuf and recovery, not the platform's. The answers have java-tron's shapes:
+//   /wallet/broadcasttransaction:  https://tronprotocol.github.io/documentation-en/api/http/tx-build-and-broadcast/broadcasttransaction/
+//                                  (java-tron Wallet.broadcastTransaction's codes and messages; errors' `message` hex unless visible)
+//   /wallet/getnowblock:           https://tronprotocol.github.io/documentation-en/api/http/block-and-tx-query/getnowblock/
+//   /wallet/gettransactionbyid:    https://tronprotocol.github.io/documentation-en/api/http/block-and-tx-query/gettransactionbyid/
+//   /wallet/gettransactioninfobyid: https://tronprotocol.github.io/documentation-en/api/http/block-and-tx-query/gettransactioninfobyid/
+//   (also https://developers.tron.network/reference-link/gettransactioninfobyid and
+//   https://developers.tron.network/docs/broadcast-and-rpc-errors)
+// What it does not model: bandwidth, TRX balances and account creation, contracts other than the token's
+// transfer(address,uint256), reorganisations, other witnesses.
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { TronWeb, utils as tronUtils } from 'tronweb';
+
+const BLOCK_INTERVAL_MS = 3_000;
+/** java-tron's MAXIMUM_TIME_UNTIL_EXPIRATION. */
+const MAX_EXPIRATION_MS = 24 * 60 * 60 * 1000;
+/** TaPoS: a transaction refers to one of the last 65,536 blocks by the low 16 bits of its number. */
+const TAPOS_WINDOW = 65_536;
+/** keccak256("Transfer(address,address,uint256)") */
+const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+const TRANSFER_SELECTOR = 'a9059cbb';
+/** What a USDT transfer costs in energy to a holder and to an address that holds none yet. */
+export const TRANSFER_ENERGY = { toHolder: 64_285, toNewHolder: 130_285 };
+const NET_USAGE = 345;
+
+export type BroadcastLoss =
+  /** the request never reaches the node: the connection is closed unanswered, the node knows nothing. */
+  | 'request'
+  /** the node takes the transaction (it will be mined) but the answer is lost: the connection is closed. */
+  | 'answer'
+  /** the node answers success and then drops it: never mined, though its txID stays in the node's cache
+   * (java-tron's transactionIdCache, an hour), so a re-broadcast answers DUP_TRANSACTION_ERROR. */
+  | 'dropped';
+
+export interface TronNodeOptions {
+  /** The TRC-20 contract the node executes transfers of (base58check). */
+  token: string;
+  /** The first block's number (default 70,000,000, about mainnet's height in 2025). */
+  startBlock?: number;
+  /** The first block's time in ms (default now, rounded down to a 3-second slot). */
+  startTime?: number;
+  /** How many blocks the solidified block lags the head (default 19: 2/3 of 27 witnesses, plus one). */
+  solidLag?: number;
+  /** Sun per unit of energy, burnt from the fee_limit (default 210). */
+  energyPriceSun?: number;
+}
+
+export interface TronBlockView {
+  number: number;
+  blockID: string;
+  timestamp: number;
+  transactions: string[];
+}
+
+export interface BroadcastRecord {
+  txID: string | undefined;
+  /** The JSON answered, or 'lost' when the connection was closed unanswered. */
+  answer: Record<string, unknown> | 'lost';
+}
+
+export interface TronNode {
+  url: string;
+  readonly head: TronBlockView;
+  readonly solid: TronBlockView;
+  /** Produces blocks of 3 seconds; the first packs the pending transactions that have not expired (unless include is false). */
+  produceBlocks(count?: number, options?: { include?: boolean }): void;
+  /** Lets `ms` of chain time pass: as many empty-or-packing blocks as fit (at least one). */
+  advanceTime(ms: number, options?: { include?: boolean }): void;
+  setTokenBalance(address: string, amount: bigint): void;
+  tokenBalance(address: string): bigint;
+  /** The next broadcast that would be accepted is lost, as `how` says. */
+  loseNextBroadcast(how: BroadcastLoss): void;
+  /** The transaction reverts when it is executed (whether already pending or broadcast later). */
+  revertTransaction(txID: string): void;
+  /** The next transaction the node accepts reverts when it is executed. */
+  revertNextBroadcast(): void;
+  /** While down, every connection is closed at once (a node that went away). */
+  setDown(down: boolean): void;
+  /** txIDs waiting for a block. */
+  pending(): string[];
+  broadcasts: BroadcastRecord[];
+  /** Every request: its path and JSON body. */
+  calls: { path: string; body: unknown }[];
+  close(): Promise<void>;
+}
+
+interface Block {
+  number: number;
+  blockID: string;
+  parentHash: string;
+  timestamp: number;
+  transactions: string[];
+}
+
+interface StoredTransaction {
+  txID: string;
+  json: Record<string, unknown>;
+  rawDataHex: string;
+  owner: string; // 41-hex
+  to: string; // 41-hex
+  amount: bigint;
+  expiration: number;
+  feeLimit: number;
+  revert: boolean;
+  block?: number;
+  info?: Record<string, unknown>;
+  contractRet?: string;
+}
+
+class BroadcastRefusal extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function startTronNode(options: TronNodeOptions): Promise<TronNode> {
+  const tokenHex = TronWeb.address.toHex(options.token).toLowerCase();
+  const solidLag = options.solidLag ?? 19;
+  const energyPrice = options.energyPriceSun ?? 210;
+  const blocks = new Map<number, Block>();
+  const balances = new Map<string, bigint>();
+  const transactions = new Map<string, StoredTransaction>();
+  /** java-tron's transactionIdCache: txIDs the node took, mined or not. */
+  const seen = new Set<string>();
+  let pendingIds: string[] = [];
+  const revertIds = new Set<string>();
+  let revertNext = false;
+  let loseNext: BroadcastLoss | undefined;
+  let down = false;
+  const broadcasts: BroadcastRecord[] = [];
+  const calls: TronNode['calls'] = [];
+
+  const makeBlock = (number: number, parentHash: string, timestamp: number): Block => {
+    const digest = createHash('sha256').update(`${number}/${parentHash}/${timestamp}`).digest('hex');
+    // A Tron blockID is the block's number in 8 bytes, then 24 bytes of the header's hash.
+    return { number, blockID: number.toString(16).padStart(16, '0') + digest.slice(16), parentHash, timestamp, transactions: [] };
+  };
+  const startTime = options.startTime ?? Math.floor(Date.now() / BLOCK_INTERVAL_MS) * BLOCK_INTERVAL_MS;
+  let head = makeBlock(options.startBlock ?? 70_000_000, '0'.repeat(64), startTime);
+  blocks.set(head.number, head);
+  const solidNumber = () => Math.max(head.number - solidLag, options.startBlock ?? 70_000_000);
+
+  const execute = (tx: StoredTransaction, block: Block) => {
+    const fromBalance = balances.get(tx.owner) ?? 0n;
+    const newHolder = (balances.get(tx.to) ?? 0n) === 0n;
+    const energy = newHolder ? TRANSFER_ENERGY.toNewHolder : TRANSFER_ENERGY.toHolder;
+    const energyFee = energy * energyPrice;
+    const base = { id: tx.txID, blockNumber: block.number, blockTimeStamp: block.timestamp, contract_address: tokenHex };
+    if (energyFee > tx.feeLimit) {
+      tx.contractRet = 'OUT_OF_ENERGY';
+      const used = Math.floor(tx.feeLimit / energyPrice);
+      tx.info = {
+        ...base,
+        fee: used * energyPrice,
+        contractResult: [''],
+        receipt: { energy_fee: used * energyPrice, energy_usage_total: used, net_usage: NET_USAGE, result: 'OUT_OF_ENERGY' },
+        result: 'FAILED',
+        resMessage: utf8Hex("Not enough energy for 'SSTORE' operation executing: curInvokeEnergyLimit[" + used + ']'),
+      };
+    } else if (tx.revert || fromBalance < tx.amount) {
+      tx.contractRet = 'REVERT';
+      const used = 2_000;
+      tx.info = {
+        ...base,
+        fee: used * energyPrice,
+        contractResult: [''],
+        receipt: { energy_fee: used * energyPrice, energy_usage_total: used, net_usage: NET_USAGE, result: 'REVERT' },
+        result: 'FAILED',
+        resMessage: utf8Hex('REVERT opcode executed'),
+      };
+    } else {
+      tx.contractRet = 'SUCCESS';
+      balances.set(tx.owner, fromBalance - tx.amount);
+      balances.set(tx.to, (balances.get(tx.to) ?? 0n) + tx.amount);
+      tx.info = {
+        ...base,
+        fee: energyFee,
+        contractResult: ['0'.repeat(63) + '1'],
+        receipt: { energy_fee: energyFee, energy_usage_total: energy, net_usage: NET_USAGE, result: 'SUCCESS' },
+        log: [
+          {
+            address: tokenHex.slice(2),
+            topics: [TRANSFER_TOPIC, tx.owner.slice(2).padStart(64, '0'), tx.to.slice(2).padStart(64, '0')],
+            data: tx.amount.toString(16).padStart(64, '0'),
+          },
+        ],
+      };
+    }
+    tx.block = block.number;
+    block.transactions.push(tx.txID);
+  };
+
+  const produceBlocks = (count = 1, { include = true } = {}) => {
+    for (let i = 0; i < count; i++) {
+      const block = makeBlock(head.number + 1, head.blockID, head.timestamp + BLOCK_INTERVAL_MS);
+      blocks.set(block.number, block);
+      head = block;
+      // A pending transaction that expired before this block is dropped (its txID stays in the cache).
+      pendingIds = pendingIds.filter((id) => transactions.get(id)!.expiration >= block.timestamp);
+      if (include) {
+        for (const id of pendingIds) execute(transactions.get(id)!, block);
+        pendingIds = [];
+      }
+    }
+  };
+
+  const view = (block: Block): TronBlockView => ({ number: block.number, blockID: block.blockID, timestamp: block.timestamp, transactions: [...block.transactions] });
+
+  const transactionJson = (tx: StoredTransaction) => ({ ret: [{ contractRet: tx.contractRet }], ...tx.json, txID: tx.txID, raw_data_hex: tx.rawDataHex });
+
+  const blockJson = (block: Block) => ({
+    blockID: block.blockID,
+    block_header: {
+      raw_data: {
+        number: block.number,
+        txTrieRoot: createHash('sha256').update(block.transactions.join()).digest('hex'),
+        witness_address: '41' + createHash('sha256').update(`witness ${block.number % 27}`).digest('hex').slice(0, 40),
+        parentHash: block.parentHash,
+        version: 31,
+        timestamp: block.timestamp,
+      },
+      witness_signature: createHash('sha512').update(block.blockID).digest('hex') + '00',
+    },
+    // java-tron leaves an empty repeated field out.
+    ...(block.transactions.length > 0 ? { transactions: block.transactions.map((id) => transactionJson(transactions.get(id)!)) } : {}),
+  });
+
+  /** raw_data re-encoded as the node does (JsonFormat into protobuf; here tronweb's), and its txID. */
+  const encode = (body: Record<string, unknown>): { rawDataHex: string; txID: string } => {
+    let rawDataHex: string;
+    let txID: string;
+    try {
+      const pb = tronUtils.transaction.txJsonToPb(body);
+      rawDataHex = tronUtils.transaction.txPbToRawDataHex(pb).toLowerCase();
+      txID = tronUtils.transaction.txPbToTxID(pb).replace(/^0x/, '').toLowerCase();
+    } catch (error) {
+      throw new ServletError(`class java.lang.NullPointerException : ${(error as Error).message}`);
+    }
+    // The node computes the txID from raw_data and ignores raw_data_hex and txID; the stand-in is stricter, so
+    // that a client whose three disagree learns it here rather than from a txID the chain never knows.
+    if (typeof body.raw_data_hex === 'string' && body.raw_data_hex.toLowerCase() !== rawDataHex) {
+      throw new ServletError(`stand-in check: raw_data_hex is not the protobuf of raw_data (${rawDataHex})`);
+    }
+    if (typeof body.txID === 'string' && body.txID.toLowerCase() !== txID) throw new ServletError(`stand-in check: txID is not sha256(raw_data) (${txID})`);
+    return { rawDataHex, txID };
+  };
+
+  /** java-tron Wallet.broadcastTransaction's checks, in its order (the cache's duplicate first, the signature last). */
+  const validate = (body: Record<string, unknown>, { rawDataHex, txID }: { rawDataHex: string; txID: string }): StoredTransaction => {
+    const signatures = Array.isArray(body.signature) ? (body.signature as unknown[]) : [];
+    for (const signature of signatures) {
+      const size = typeof signature === 'string' ? signature.replace(/^0x/, '').length / 2 : 0;
+      if (size !== 65) throw new BroadcastRefusal('SIGERROR', `Validate signature error: Signature size is ${size}`);
+    }
+    if (seen.has(txID)) throw new BroadcastRefusal('DUP_TRANSACTION_ERROR', 'Transaction already exists.');
+
+    const raw = (body.raw_data ?? {}) as Record<string, unknown>;
+    const contracts = Array.isArray(raw.contract) ? (raw.contract as Record<string, unknown>[]) : [];
+    if (contracts.length === 0) throw new BroadcastRefusal('CONTRACT_VALIDATE_ERROR', 'Contract validate error : No contract!');
+    const value = ((contracts[0]!.parameter as Record<string, unknown> | undefined)?.value ?? {}) as Record<string, unknown>;
+    const owner = hexAddress(value.owner_address);
+    const data = String(value.data ?? '').toLowerCase();
+    if (contracts.length !== 1 || contracts[0]!.type !== 'TriggerSmartContract' || hexAddress(value.contract_address) !== tokenHex || !data.startsWith(TRANSFER_SELECTOR) || data.length !== 8 + 128) {
+      throw new BroadcastRefusal('CONTRACT_VALIDATE_ERROR', 'Contract validate error : the stand-in node executes transfer(address,uint256) of its token only');
+    }
+
+    // TaPoS: ref_block_bytes are the low 16 bits of a recent block's number, ref_block_hash bytes 8-16 of its blockID.
+    const refBytes = parseInt(String(raw.ref_block_bytes ?? ''), 16);
+    const refHash = String(raw.ref_block_hash ?? '').toLowerCase();
+    const referenced = [...blocks.values()].some((b) => b.number > head.number - TAPOS_WINDOW && (b.number & 0xffff) === refBytes && b.blockID.slice(16, 32) === refHash);
+    if (!referenced) throw new BroadcastRefusal('TAPOS_ERROR', 'Tapos check error.');
+
+    const expiration = Number(raw.expiration);
+    // validateCommon: after the head block and at most 24 h after it; checkExpiration: not before the next slot.
+    if (!(expiration > head.timestamp && expiration <= head.timestamp + MAX_EXPIRATION_MS) || expiration < head.timestamp + BLOCK_INTERVAL_MS) {
+      throw new BroadcastRefusal('TRANSACTION_EXPIRATION_ERROR', 'Transaction expired');
+    }
+    if (transactions.get(txID)?.block !== undefined) throw new BroadcastRefusal('DUP_TRANSACTION_ERROR', 'Dup transaction.');
+
+    // The signature must recover the owner's address from the txID (tronweb's recovery: ethers').
+    const recovered = signatures.length === 1 ? tronUtils.crypto.ecRecover(txID, String(signatures[0])).toLowerCase() : undefined;
+    if (recovered !== owner) throw new BroadcastRefusal('SIGERROR', `Validate signature error: ${txID} transaction signature validate failed`);
+    const tx: StoredTransaction = {
+      txID,
+      json: { raw_data: raw, signature: signatures },
+      rawDataHex,
+      owner,
+      to: `41${data.slice(8 + 24, 8 + 64)}`,
+      amount: BigInt(`0x${data.slice(8 + 64)}`),
+      expiration,
+      feeLimit: Number(raw.fee_limit ?? 0),
+      revert: revertIds.has(txID) || revertNext,
+    };
+    revertNext = false;
+    return tx;
+  };
+
+  const answerBroadcast = (body: Record<string, unknown>, visible: boolean, response: ServerResponse): void => {
+    let encoded: { rawDataHex: string; txID: string };
+    try {
+      encoded = encode(body);
+    } catch (error) {
+      if (!(error instanceof ServletError)) throw error;
+      const answer = { Error: error.message };
+      broadcasts.push({ txID: undefined, answer });
+      return sendJson(response, answer);
+    }
+    const { txID } = encoded;
+    let tx: StoredTransaction;
+    try {
+      tx = validate(body, encoded);
+    } catch (error) {
+      if (!(error instanceof BroadcastRefusal)) throw error;
+      // api.Return: `result` false is proto3's default and left out; `message` is hex unless visible.
+      const answer = { code: error.code, txid: txID, message: visible ? error.message : utf8Hex(error.message) };
+      broadcasts.push({ txID, answer });
+      return sendJson(response, answer);
+    }
+    seen.add(txID);
+    const loss = loseNext;
+    loseNext = undefined;
+    if (loss !== 'dropped') {
+      transactions.set(txID, tx);
+      pendingIds.push(txID);
+    }
+    if (loss === 'answer') {
+      broadcasts.push({ txID, answer: 'lost' });
+      response.socket?.destroy();
+      return;
+    }
+    const answer = { result: true, txid: txID };
+    broadcasts.push({ txID, answer });
+    sendJson(response, answer);
+  };
+
+  const lookup = (body: Record<string, unknown>, solidOnly: boolean): StoredTransaction | undefined => {
+    const id = String(body.value ?? '').toLowerCase().replace(/^0x/, '');
+    const tx = transactions.get(id);
+    if (!tx || tx.block === undefined) return undefined;
+    if (solidOnly && tx.block > solidNumber()) return undefined;
+    return tx;
+  };
+
+  const handle = (path: string, body: Record<string, unknown>, response: ServerResponse) => {
+    const visible = body.visible === true || body.visible === 'true';
+    switch (path) {
+      case '/wallet/getnowblock':
+        return sendJson(response, blockJson(head));
+      case '/walletsolidity/getnowblock':
+        return sendJson(response, blockJson(blocks.get(solidNumber())!));
+      case '/wallet/getblock': {
+        const wanted = body.id_or_num === undefined ? head : [...blocks.values()].find((b) => String(b.number) === String(body.id_or_num) || b.blockID === body.id_or_num);
+        if (!wanted) return sendJson(response, {});
+        const json = blockJson(wanted);
+        if (body.detail !== true) delete (json as { transactions?: unknown }).transactions;
+        return sendJson(response, json);
+      }
+      case '/wallet/broadcasttransaction':
+        return answerBroadcast(body, visible, response);
+      case '/wallet/gettransactionbyid':
+      case '/walletsolidity/gettransactionbyid': {
+        const tx = lookup(body, path.startsWith('/walletsolidity'));
+        return sendJson(response, tx ? transactionJson(tx) : {});
+      }
+      case '/wallet/gettransactioninfobyid':
+      case '/walletsolidity/gettransactioninfobyid': {
+        const tx = lookup(body, path.startsWith('/walletsolidity'));
+        return sendJson(response, tx?.info ?? {});
+      }
+      default:
+        response.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+    }
+  };
+
+  const sockets = new Set<Socket>();
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    if (request.method === 'POST' && url.pathname === '/wallet/broadcasttransaction' && loseNext === 'request') {
+      loseNext = undefined;
+      broadcasts.push({ txID: undefined, answer: 'lost' });
+      request.socket.destroy();
+      return;
+    }
+    let text = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => (text += chunk));
+    request.on('end', () => {
+      let body: Record<string, unknown>;
+      try {
+        body = request.method === 'GET' ? Object.fromEntries(url.searchParams) : text.trim() === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+      } catch (error) {
+        calls.push({ path: url.pathname, body: text });
+        return sendJson(response, { Error: `class com.alibaba.fastjson.JSONException : ${(error as Error).message}` });
+      }
+      calls.push({ path: url.pathname, body });
+      handle(url.pathname, body, response);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    if (down) {
+      socket.destroy();
+      return;
+    }
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get head() {
+      return view(head);
+    },
+    get solid() {
+      return view(blocks.get(solidNumber())!);
+    },
+    produceBlocks,
+    advanceTime: (ms, options) => produceBlocks(Math.max(1, Math.ceil(ms / BLOCK_INTERVAL_MS)), options),
+    setTokenBalance: (address, amount) => balances.set(TronWeb.address.toHex(address).toLowerCase(), amount),
+    tokenBalance: (address) => balances.get(TronWeb.address.toHex(address).toLowerCase()) ?? 0n,
+    loseNextBroadcast: (how) => {
+      loseNext = how;
+    },
+    revertTransaction: (txID) => {
+      const id = txID.toLowerCase();
+      revertIds.add(id);
+      const tx = transactions.get(id);
+      if (tx && tx.block === undefined) tx.revert = true;
+    },
+    revertNextBroadcast: () => {
+      revertNext = true;
+    },
+    setDown: (value) => {
+      down = value;
+      if (down) for (const socket of sockets) socket.destroy();
+    },
+    pending: () => [...pendingIds],
+    broadcasts,
+    calls,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Util.printErrorMsg's shape, for what the servlet cannot parse. */
+class ServletError extends Error {}
+
+function sendJson(response: ServerResponse, body: unknown): void {
+  response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+function utf8Hex(text: string): string {
+  return Buffer.from(text, 'utf8').toString('hex');
+}
+
+/** An address field (41-hex or base58check) as lower-case 41-hex, or '' when it is neither. */
+function hexAddress(value: unknown): string {
+  if (typeof value !== 'string' || value === '') return '';
+  try {
+    return TronWeb.address.toHex(value).toLowerCase();
+  } catch {
+    return '';
+  }
+}
