@@ -94,6 +94,25 @@ export interface Config {
   redeliveryRateLimit: { limit: number; windowSeconds: number };
   /** Sandbox: how long after its creation (or approval) a withdrawal asked for through the API settles by itself. */
   sandboxWithdrawalSeconds: number;
+  /** Paying withdrawals on chain (payouts/): the hot wallets' key files and the payout jobs' limits. */
+  payouts: PayoutConfig;
+}
+
+export interface PayoutConfig {
+  /** The file of each network's hot wallet key (only the signing code reads it); none: that network is paid by hand. */
+  keyFiles: Record<Network, string | undefined>;
+  /** Tron's HTTP API (java-tron's /wallet and /walletsolidity), where Tron payouts are broadcast and confirmed. */
+  tronApiUrl: string | undefined;
+  /** The most an Ethereum payout pays per gas (maxFeePerGas), in wei. */
+  ethereumMaxFeePerGas: bigint;
+  /** The most TRX (in sun) a Tron payout may burn for its energy (fee_limit). */
+  tronFeeLimitSun: number;
+  /** How long a Tron payout's transaction may wait to be included (its expiration after its reference block). */
+  tronExpirationSeconds: number;
+  /** A payout not mined this long after it was sent is replaced with higher fees (Ethereum, same nonce). */
+  replaceAfterSeconds: number;
+  /** A queued withdrawal the hot wallet has not covered this long fails, its hold released. */
+  fundsWaitHours: number;
 }
 
 export class ConfigError extends Error {
@@ -161,6 +180,14 @@ const SETTINGS = {
   'event-retention-days': { env: 'EVENT_RETENTION_DAYS' },
   'redelivery-rate-limit': { env: 'REDELIVERY_RATE_LIMIT' },
   'sandbox-withdrawal-seconds': { env: 'SANDBOX_WITHDRAWAL_SECONDS' },
+  'tron-payout-key-file': { env: 'TRON_PAYOUT_KEY_FILE' },
+  'ethereum-payout-key-file': { env: 'ETHEREUM_PAYOUT_KEY_FILE' },
+  'tron-api-url': { env: 'TRON_API_URL', secret: true },
+  'ethereum-max-fee-gwei': { env: 'ETHEREUM_MAX_FEE_GWEI' },
+  'tron-fee-limit-sun': { env: 'TRON_FEE_LIMIT_SUN' },
+  'tron-payout-expiration-seconds': { env: 'TRON_PAYOUT_EXPIRATION_SECONDS' },
+  'payout-replace-after-seconds': { env: 'PAYOUT_REPLACE_AFTER_SECONDS' },
+  'payout-funds-wait-hours': { env: 'PAYOUT_FUNDS_WAIT_HOURS' },
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -300,6 +327,17 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     eventRetentionDays: integer('EVENT_RETENTION_DAYS', get('event-retention-days') ?? '30', 1, 3650),
     redeliveryRateLimit: rateLimit(get('redelivery-rate-limit') ?? '10/60', 'REDELIVERY_RATE_LIMIT'),
     sandboxWithdrawalSeconds: integer('SANDBOX_WITHDRAWAL_SECONDS', get('sandbox-withdrawal-seconds') ?? '5', 0, 3600),
+    payouts: {
+      keyFiles: { Tron: get('tron-payout-key-file'), Ethereum: get('ethereum-payout-key-file') },
+      tronApiUrl: optionalUrl('TRON_API_URL', get('tron-api-url')),
+      ethereumMaxFeePerGas: BigInt(integer('ETHEREUM_MAX_FEE_GWEI', get('ethereum-max-fee-gwei') ?? '200', 1, 1_000_000)) * 1_000_000_000n,
+      // A USDT transfer takes about 65,000 energy (131,000 to an address that never held it): at 420 sun
+      // an energy a wallet without staked energy burns 27-55 TRX; 100 TRX leaves room (15,000 at most).
+      tronFeeLimitSun: integer('TRON_FEE_LIMIT_SUN', get('tron-fee-limit-sun') ?? '100000000', 1, 15_000_000_000),
+      tronExpirationSeconds: integer('TRON_PAYOUT_EXPIRATION_SECONDS', get('tron-payout-expiration-seconds') ?? '600', 60, 86_400),
+      replaceAfterSeconds: integer('PAYOUT_REPLACE_AFTER_SECONDS', get('payout-replace-after-seconds') ?? '180', 1, 86_400),
+      fundsWaitHours: integer('PAYOUT_FUNDS_WAIT_HOURS', get('payout-funds-wait-hours') ?? '72', 1, 8760),
+    },
   };
 }
 
@@ -369,6 +407,11 @@ function contractAddress(network: Network, name: string, text: string): string {
   if (/^0x[0-9a-fA-F]{40}$/.test(text)) return text.toLowerCase();
   if (network === 'Tron' && /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(text)) return text;
   throw new ConfigError(`${name} must be a contract address (0x + 40 hex${network === 'Tron' ? ', or a T… address' : ''}), got "${text}"`);
+}
+
+/** An http(s) URL that may carry a key: checked when given, never repeated in an error. */
+function optionalUrl(name: string, text: string | undefined): string | undefined {
+  return text === undefined ? undefined : rpcUrl(name, text);
 }
 
 /** An RPC URL may carry an API key or a password: errors never repeat it. */

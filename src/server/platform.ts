@@ -89,7 +89,7 @@ export async function openPlatform(settings: Config, options: OpenOptions = {}):
       app,
       secrets,
       startJobs() {
-        jobs ??= startJobs({ config, db, secrets, now, log: app.fastify.log, gauges: metrics.chain, leaseGauge: metrics.jobLease });
+        jobs ??= startJobs({ config, db, secrets, now, log: app.fastify.log, gauges: metrics.chain, leaseGauge: metrics.jobLease, payoutGauges: metrics.payouts });
         return jobs;
       },
       async close() {

@@ -110,6 +110,13 @@ const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: 
   'event-retention-days': ['45', '90', (c) => c.eventRetentionDays, 45, 90],
   'redelivery-rate-limit': ['5/60', '20/3600', (c) => c.redeliveryRateLimit, { limit: 5, windowSeconds: 60 }, { limit: 20, windowSeconds: 3600 }],
   'sandbox-withdrawal-seconds': ['0', '60', (c) => c.sandboxWithdrawalSeconds, 0, 60],
+  'tron-payout-key-file': ['/flag/tron.key', '/env/tron.key', (c) => c.payouts.keyFiles.Tron, '/flag/tron.key', '/env/tron.key'],
+  'ethereum-payout-key-file': ['/flag/eth.key', '/env/eth.key', (c) => c.payouts.keyFiles.Ethereum, '/flag/eth.key', '/env/eth.key'],
+  'ethereum-max-fee-gwei': ['50', '60', (c) => c.payouts.ethereumMaxFeePerGas, 50_000_000_000n, 60_000_000_000n],
+  'tron-fee-limit-sun': ['1000', '2000', (c) => c.payouts.tronFeeLimitSun, 1000, 2000],
+  'tron-payout-expiration-seconds': ['120', '300', (c) => c.payouts.tronExpirationSeconds, 120, 300],
+  'payout-replace-after-seconds': ['30', '40', (c) => c.payouts.replaceAfterSeconds, 30, 40],
+  'payout-funds-wait-hours': ['1', '2', (c) => c.payouts.fundsWaitHours, 1, 2],
 };
 
 /** What every case starts from: valid for live mode too, and with both networks scanned, so that each chain setting has a place in the Config. */

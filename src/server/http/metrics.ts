@@ -2,6 +2,7 @@
 // handed to the HTTP app (requests, order creations) and to the background jobs (chain and job
 // gauges), so neither takes them from the other.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PayoutGauges } from '../payouts/payout-gauges.js';
 
 export interface Metrics {
   registry: Registry;
@@ -9,6 +10,7 @@ export interface Metrics {
   ordersCreated: Counter<'blockchain' | 'outcome'>;
   withdrawalsRequested: Counter<'blockchain' | 'outcome'>;
   chain: { lag: Gauge<'network'>; halted: Gauge<'network'> };
+  payouts: PayoutGauges;
   jobLease: Gauge<'job'>;
 }
 
@@ -39,6 +41,12 @@ export function createMetrics(): Metrics {
     chain: {
       lag: new Gauge({ name: 'partner_chain_cursor_lag_blocks', help: 'Confirmed blocks the scanner has not scanned yet (head − cursor), by network', labelNames: ['network'], registers: [registry] }),
       halted: new Gauge({ name: 'partner_chain_halted', help: '1 while crediting on the network is halted after a reorg deeper than its confirmations', labelNames: ['network'], registers: [registry] }),
+    },
+    payouts: {
+      hotWallet: new Gauge({ name: 'partner_payout_hot_wallet_balance', help: "The hot wallet's balance by network: asset token in the token's smallest units, asset gas in the network's own (wei)", labelNames: ['network', 'asset'], registers: [registry] }),
+      payouts: new Gauge({ name: 'partner_payouts', help: 'Withdrawals by where their payout stands: queued, waiting_for_funds (the hot wallet does not cover them yet), in_flight (their transaction is out)', labelNames: ['network', 'state'], registers: [registry] }),
+      confirmed: new Counter({ name: 'partner_payouts_confirmed_total', help: 'Payouts the chain confirmed (DONE) since the start', labelNames: ['network'], registers: [registry] }),
+      failed: new Counter({ name: 'partner_payouts_failed_total', help: 'Payouts that failed (reverted, refused by the token, not covered in time) since the start', labelNames: ['network'], registers: [registry] }),
     },
     jobLease: new Gauge({ name: 'partner_job_leader', help: '1 while this instance runs the job (a network scan, order expiry), 0 while another instance does', labelNames: ['job'], registers: [registry] }),
   };

@@ -10,6 +10,13 @@ import { PRUNE_BATCH, pruneEvents } from '../callbacks/retention.js';
 import { JobLease, type LeaseGauge } from './lease.js';
 import { runRepeatedly } from '../shared/repeat.js';
 import { SANDBOX_SETTLE_BATCH, settleDueSandboxWithdrawals } from '../withdrawals/sandbox-settlement.js';
+import { ConfigError } from '../config.js';
+import { JsonRpcClient } from '../chain/rpc.js';
+import { EthereumNode } from '../payouts/ethereum-node.js';
+import { EthereumPayer } from '../payouts/ethereum-payer.js';
+import { HotWalletKeyError, loadHotWallet, type HotWallet } from '../payouts/hot-wallet.js';
+import type { PayoutGauges } from '../payouts/payout-gauges.js';
+import type { Network } from '../shared/network.js';
 import type { ScannerGauges } from '../chain/scanner.js';
 import type { SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';
@@ -27,8 +34,21 @@ const SANDBOX_SETTLE_INTERVAL_MS = 1000;
 
 
 /** Starts the jobs; refuses (ScannerStartError) a network that cannot be scanned safely. */
-export async function startJobs(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaseGauge?: LeaseGauge }): Promise<Jobs> {
+/** A network's hot wallet, read from its key file by the code that signs; none without a file. A bad file stops the start. */
+async function hotWallet(config: Config, network: Network): Promise<HotWallet | undefined> {
+  const file = config.payouts.keyFiles[network];
+  if (file === undefined) return undefined;
+  try {
+    return await loadHotWallet(network, file);
+  } catch (error) {
+    if (error instanceof HotWalletKeyError) throw new ConfigError(`${network.toUpperCase()}_PAYOUT_KEY_FILE: ${error.message}`);
+    throw error;
+  }
+}
+
+export async function startJobs(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaseGauge?: LeaseGauge; payoutGauges?: PayoutGauges }): Promise<Jobs> {
   const { config, db, now, log } = deps;
+  const ethereumWallet = await hotWallet(config, 'Ethereum');
   const scanners = (['Tron', 'Ethereum'] as const).flatMap((network) => {
     const { chain, confirmations } = config.networks[network];
     if (!chain) return [];
@@ -65,10 +85,32 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
           (error) => log?.warn({ err: error }, 'settling sandbox withdrawals failed'),
         )
       : undefined;
+  // Paying withdrawals on chain, one payer per network at a time (the lease): where the network has a
+  // node to ask, with its hot wallet if it has one (without, it checks the operator's recorded payments).
+  const payoutLeases: JobLease[] = [];
+  const payouts: { stop(): Promise<void> }[] = [];
+  const ethereumChain = config.networks.Ethereum.chain;
+  if (ethereumChain) {
+    const payer = new EthereumPayer({
+      db,
+      node: new EthereumNode(new JsonRpcClient(ethereumChain.rpcUrl)),
+      wallet: ethereumWallet,
+      token: ethereumChain.tokenContract,
+      confirmations: config.networks.Ethereum.confirmations,
+      maxFeePerGas: config.payouts.ethereumMaxFeePerGas,
+      replaceAfterSeconds: config.payouts.replaceAfterSeconds,
+      fundsWaitHours: config.payouts.fundsWaitHours,
+      log,
+      gauges: deps.payoutGauges,
+    });
+    const lease = leaseOf('payout:Ethereum');
+    payoutLeases.push(lease);
+    payouts.push(runRepeatedly(async () => (await lease.holds()) && payer.round(), ethereumChain.pollIntervalSeconds * 1000, (error) => log?.warn({ err: error }, 'paying Ethereum withdrawals failed')));
+  }
   return {
     async stop() {
-      await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop(), prune.stop(), settle?.stop()]);
-      await Promise.all([...scanJobs.map((j) => j.lease.release()), expiryLease.release(), pruneLease.release(), settleLease.release()]);
+      await Promise.all([...scanners.map((s) => s.stop()), dispatcher.stop(), expiry.stop(), prune.stop(), settle?.stop(), ...payouts.map((p) => p.stop())]);
+      await Promise.all([...scanJobs.map((j) => j.lease.release()), expiryLease.release(), pruneLease.release(), settleLease.release(), ...payoutLeases.map((l) => l.release())]);
     },
   };
 }

@@ -1,17 +1,28 @@
-// How a PENDING withdrawal moves on: approved (awaiting_approval → queued), sent (its chain transaction
-// known: → sent), settled (DONE, its hold spent) or failed (FAILED, its hold released). Each move is one
-// transaction with its ledger entry and its event (withdrawal.updated, .done, .failed) in the outbox, so
-// a merchant hears of every change exactly as it committed. DONE and FAILED are final.
+// How a PENDING withdrawal moves on: approved (awaiting_approval → queued), sent (its payout's chain
+// transaction known: → sent), resent or requeued by the payout job, settled (DONE, its hold spent) or
+// failed (FAILED, its hold released). Each move is one transaction with its ledger entry and its event
+// (withdrawal.updated, .done, .failed) in the outbox, so a merchant hears of every change exactly as it
+// committed. DONE and FAILED are final.
 import type { Sql } from '../db/database.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import { endHold } from '../ledger/ledger.js';
 import { toWithdrawal, WITHDRAWAL_COLUMNS, type WithdrawalRow, type WithdrawalStage } from './withdrawal-rows.js';
 
 export type WithdrawalMove =
+  /** awaiting_approval → queued: the operator approved it. */
   | { to: 'approved' }
+  /** queued → sent: its payout's first transaction is signed (and about to be broadcast). */
   | { to: 'sent'; txId: string }
-  | { to: 'DONE'; txId: string | undefined }
-  | { to: 'FAILED'; reason: string };
+  /** sent → sent: another transaction of the same payout (a fee bump under the same nonce, a Tron rebuild). */
+  | { to: 'resent'; txId: string }
+  /** sent → queued: its transactions can never be mined (their nonce taken, or expired): to be paid anew. */
+  | { to: 'requeued'; reason: string }
+  /** → DONE: the chain confirmed its transfer (or, without a chain, the operator or the sandbox said so). */
+  | { to: 'DONE'; txId: string | undefined; withoutProof?: boolean }
+  /** → FAILED before anything was sent: rejected by the operator, failed by the sandbox's helper. */
+  | { to: 'FAILED'; reason: string }
+  /** sent → FAILED: its transfer was mined and reverted, or can never be made; nothing left the platform. */
+  | { to: 'reverted'; reason: string };
 
 /** Why a move is refused, for its caller to say: the withdrawal is final, or not at the stage the move needs. */
 export interface MoveRefused {
@@ -19,18 +30,37 @@ export interface MoveRefused {
   row: WithdrawalRow;
 }
 
-/** The stages a move may start from (every move needs a PENDING withdrawal). */
+/**
+ * The stages a move may start from (every move needs a PENDING withdrawal). Nothing fails a withdrawal
+ * whose transaction is out but the chain itself: a rejection then could pay it and give its hold back.
+ */
 const FROM_STAGES: Record<WithdrawalMove['to'], readonly WithdrawalStage[]> = {
   approved: ['awaiting_approval'],
-  sent: ['queued', 'sent'],
+  sent: ['queued'],
+  resent: ['sent'],
+  requeued: ['sent'],
   DONE: ['queued', 'sent'],
-  FAILED: ['awaiting_approval', 'queued', 'sent'],
+  FAILED: ['awaiting_approval', 'queued'],
+  reverted: ['sent'],
+};
+
+/** The stage after a move (null: final). */
+const STAGE_AFTER: Record<WithdrawalMove['to'], WithdrawalStage | null> = {
+  approved: 'queued',
+  sent: 'sent',
+  resent: 'sent',
+  requeued: 'queued',
+  DONE: null,
+  FAILED: null,
+  reverted: null,
 };
 
 function refusal(row: WithdrawalRow, move: WithdrawalMove): string | undefined {
   if (row.status !== 'PENDING') return `it is ${row.status}, which is final`;
   if (FROM_STAGES[move.to].includes(row.stage!)) return undefined;
-  return row.stage === 'awaiting_approval' ? 'it awaits the operator\'s approval' : `it is ${row.stage}, not awaiting approval`;
+  if (row.stage === 'awaiting_approval') return "it awaits the operator's approval";
+  if (row.stage === 'sent') return 'its transaction is out: the chain decides, wait for it';
+  return `it is ${row.stage}, not ${move.to === 'approved' ? 'awaiting approval' : FROM_STAGES[move.to].join(' or ')}`;
 }
 
 /**
@@ -51,27 +81,29 @@ export async function moveWithdrawal(
   if (!row) return undefined;
   const refused = refusal(row, move);
   if (refused) return { refused, row };
-  const final = move.to === 'DONE' || move.to === 'FAILED';
+  const stage = STAGE_AFTER[move.to];
+  const status = stage !== null ? 'PENDING' : move.to === 'DONE' ? 'DONE' : 'FAILED';
+  const txId = 'txId' in move ? (move.txId ?? null) : null;
   const [moved] = await tx.query<WithdrawalRow>(
-    `UPDATE withdrawals SET status = $2, stage = $3, tx_id = coalesce($4, tx_id), failure_reason = $5, updated_at = now(),
-            settle_after = CASE WHEN $6::int IS NULL THEN NULL ELSE now() + make_interval(secs => $6::int) END
+    `UPDATE withdrawals SET status = $2, stage = $3, tx_id = CASE WHEN $7 THEN NULL ELSE coalesce($4, tx_id) END, failure_reason = $5, updated_at = now(),
+            settle_after = CASE WHEN $6::int IS NULL THEN NULL ELSE now() + make_interval(secs => $6::int) END,
+            settled_without_proof = $8, funds_awaited_since = NULL
       WHERE uuid = $1 RETURNING ${WITHDRAWAL_COLUMNS}`,
     [
-      uuid,
-      final ? move.to : 'PENDING',
-      final ? null : move.to === 'approved' ? 'queued' : 'sent',
-      'txId' in move ? (move.txId ?? null) : null,
-      move.to === 'FAILED' ? move.reason : null,
+      uuid, status, stage, txId,
+      move.to === 'FAILED' || move.to === 'reverted' ? move.reason : null,
       move.to === 'approved' ? (options.settleAfterSeconds ?? null) : null,
+      move.to === 'requeued',
+      move.to === 'DONE' && move.withoutProof === true,
     ],
   );
-  if (final) await endHold(tx, uuid, move.to === 'DONE' ? 'spend' : 'release');
+  if (status !== 'PENDING') await endHold(tx, uuid, status === 'DONE' ? 'spend' : 'release');
   await enqueueCallback(tx, {
     merchantId: moved!.merchant_id,
     withdrawalUuid: uuid,
     url: moved!.callback_url,
     occurredAt: moved!.updated_at,
-    event: move.to === 'DONE' ? 'withdrawal.done' : move.to === 'FAILED' ? 'withdrawal.failed' : 'withdrawal.updated',
+    event: status === 'DONE' ? 'withdrawal.done' : status === 'FAILED' ? 'withdrawal.failed' : 'withdrawal.updated',
     withdrawal: toWithdrawal(moved!),
   });
   return moved!;

@@ -32,10 +32,12 @@ export interface WithdrawalRow {
   created_at: Date;
   /** When it last moved (by the database's clock): its events' occurredAt. */
   updated_at: Date;
+  /** DONE by the operator's word without a chain's proof (set-status DONE --without-proof). */
+  settled_without_proof: boolean;
 }
 
 export const WITHDRAWAL_COLUMNS =
-  'uuid, merchant_id, external_id, amount_units, fee_units, blockchain, currency_code, destination_address, status, stage, tx_id, failure_reason, callback_url, source, created_at, updated_at';
+  'uuid, merchant_id, external_id, amount_units, fee_units, blockchain, currency_code, destination_address, status, stage, tx_id, failure_reason, callback_url, source, created_at, updated_at, settled_without_proof';
 
 /** The withdrawal as its read, the lists and its callbacks show it (optional fields only when they have a value). */
 export function toWithdrawal(row: WithdrawalRow): Withdrawal {

@@ -1,0 +1,133 @@
+// The payouts' rows (migration 016): each transaction of a withdrawal's payout, written with its signed
+// bytes and hash before it is broadcast, in the same transaction that moves the withdrawal on; what the
+// payout jobs read back (the withdrawals to pay, those whose transaction is out) and mark.
+import type { Database, Sql } from '../db/database.js';
+import type { Network } from '../shared/network.js';
+import { moveWithdrawal } from '../withdrawals/settlement.js';
+import { WITHDRAWAL_COLUMNS, type WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
+
+export type PayoutTransactionState = 'pending' | 'mined' | 'dropped' | 'failed';
+
+export interface PayoutTransaction {
+  id: string;
+  withdrawal_uuid: string;
+  payer: 'hot_wallet' | 'operator';
+  from_address: string | null;
+  nonce: bigint | null;
+  tx_hash: string;
+  raw: string | null;
+  /** Wei, as decimal text (numeric). */
+  max_fee_per_gas: string | null;
+  max_priority_fee_per_gas: string | null;
+  expires_at: Date | null;
+  state: PayoutTransactionState;
+  created_at: Date;
+  broadcast_at: Date | null;
+}
+
+const TRANSACTION_COLUMNS =
+  'id::text AS id, withdrawal_uuid, payer, from_address, nonce, tx_hash, raw, max_fee_per_gas::text AS max_fee_per_gas, max_priority_fee_per_gas::text AS max_priority_fee_per_gas, expires_at, state, created_at, broadcast_at';
+
+/** A withdrawal whose payout is out, with every transaction of its payout (oldest first). */
+export interface SentPayout {
+  withdrawal: WithdrawalRow;
+  transactions: PayoutTransaction[];
+}
+
+/** The network's withdrawals waiting to be paid, oldest first. */
+export function queuedWithdrawals(sql: Sql, network: Network, limit: number): Promise<(WithdrawalRow & { funds_awaited_since: Date | null })[]> {
+  return sql.query(
+    `SELECT ${WITHDRAWAL_COLUMNS}, funds_awaited_since FROM withdrawals WHERE status = 'PENDING' AND stage = 'queued' AND blockchain = $1
+      ORDER BY created_at, uuid LIMIT ${Math.trunc(limit)}`,
+    [network],
+  );
+}
+
+/** The network's withdrawals whose payout is out (stage `sent`), with their transactions. */
+export async function sentPayouts(sql: Sql, network: Network): Promise<SentPayout[]> {
+  const withdrawals = await sql.query<WithdrawalRow>(`SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE status = 'PENDING' AND stage = 'sent' AND blockchain = $1 ORDER BY created_at, uuid`, [network]);
+  if (withdrawals.length === 0) return [];
+  const transactions = await sql.query<PayoutTransaction>(
+    `SELECT ${TRANSACTION_COLUMNS} FROM payout_transactions WHERE withdrawal_uuid = ANY($1::uuid[]) ORDER BY id`,
+    [withdrawals.map((w) => w.uuid)],
+  );
+  return withdrawals.map((withdrawal) => ({ withdrawal, transactions: transactions.filter((t) => t.withdrawal_uuid === withdrawal.uuid) }));
+}
+
+export interface Intent {
+  withdrawalUuid: string;
+  network: Network;
+  payer: 'hot_wallet' | 'operator';
+  fromAddress: string | null;
+  nonce: bigint | null;
+  txHash: string;
+  raw: string | null;
+  maxFeePerGas?: bigint;
+  maxPriorityFeePerGas?: bigint;
+  expiresAt?: Date;
+}
+
+/**
+ * Writes a payout's transaction before it is broadcast, and moves its withdrawal on in the same
+ * transaction: `sent` for a payout's first (from `queued`), `resent` for another of the same payout (from
+ * `sent`). False when the withdrawal was not where the move needs it (another payer took it, the
+ * operator moved it): then nothing is written, and the transaction must never be broadcast. The row
+ * written, to broadcast, when it was.
+ */
+export function recordIntent(db: Database, intent: Intent, move: 'sent' | 'resent'): Promise<PayoutTransaction | undefined> {
+  return db.transaction(async (tx) => {
+    const moved = await moveWithdrawal(tx, intent.withdrawalUuid, { to: move, txId: intent.txHash });
+    if (!moved || 'refused' in moved) return undefined;
+    const [written] = await tx.query<PayoutTransaction>(
+      `INSERT INTO payout_transactions (withdrawal_uuid, network, payer, from_address, nonce, tx_hash, raw, max_fee_per_gas, max_priority_fee_per_gas, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${TRANSACTION_COLUMNS}`,
+      [
+        intent.withdrawalUuid, intent.network, intent.payer, intent.fromAddress, intent.nonce, intent.txHash, intent.raw,
+        intent.maxFeePerGas?.toString() ?? null, intent.maxPriorityFeePerGas?.toString() ?? null, intent.expiresAt ?? null,
+      ],
+    );
+    return written;
+  });
+}
+
+export async function markBroadcast(sql: Sql, id: string): Promise<void> {
+  await sql.query('UPDATE payout_transactions SET broadcast_at = now() WHERE id = $1', [id]);
+}
+
+export async function markTransaction(sql: Sql, id: string, state: PayoutTransactionState, blockNumber?: bigint): Promise<void> {
+  await sql.query('UPDATE payout_transactions SET state = $2, block_number = coalesce($3, block_number) WHERE id = $1', [id, state, blockNumber ?? null]);
+}
+
+/** The highest nonce the hot wallet's payouts hold (dropped ones aside), or undefined. */
+export async function highestNonce(sql: Sql, fromAddress: string): Promise<bigint | undefined> {
+  const [row] = await sql.query<{ nonce: bigint | null }>("SELECT max(nonce) AS nonce FROM payout_transactions WHERE from_address = $1 AND state <> 'dropped'", [fromAddress]);
+  return row?.nonce ?? undefined;
+}
+
+/** Marks a queued withdrawal as waiting for the hot wallet's funds; since when it waits. */
+export async function awaitFunds(sql: Sql, uuid: string): Promise<Date> {
+  const [row] = await sql.query<{ since: Date }>(
+    "UPDATE withdrawals SET funds_awaited_since = coalesce(funds_awaited_since, now()) WHERE uuid = $1 AND stage = 'queued' RETURNING funds_awaited_since AS since",
+    [uuid],
+  );
+  return row?.since ?? new Date();
+}
+
+/** How many of the network's withdrawals are queued (waiting for funds among them) and in flight: the payouts' gauge. */
+export async function payoutCounts(sql: Sql, network: Network): Promise<{ queued: number; waiting_for_funds: number; in_flight: number }> {
+  const [row] = await sql.query<{ queued: number; waiting_for_funds: number; in_flight: number }>(
+    `SELECT count(*) FILTER (WHERE stage = 'queued')::int AS queued, count(*) FILTER (WHERE funds_awaited_since IS NOT NULL)::int AS waiting_for_funds,
+            count(*) FILTER (WHERE stage = 'sent')::int AS in_flight
+       FROM withdrawals WHERE status = 'PENDING' AND blockchain = $1`,
+    [network],
+  );
+  return row!;
+}
+
+/** Each network's queued withdrawals that wait for the hot wallet's funds (readiness says so). */
+export async function waitingForFunds(sql: Sql): Promise<Partial<Record<Network, number>>> {
+  const rows = await sql.query<{ blockchain: Network; n: number }>(
+    "SELECT blockchain, count(*)::int AS n FROM withdrawals WHERE status = 'PENDING' AND funds_awaited_since IS NOT NULL GROUP BY blockchain",
+  );
+  return Object.fromEntries(rows.map((r) => [r.blockchain, r.n]));
+}

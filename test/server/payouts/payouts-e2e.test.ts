@@ -1,0 +1,155 @@
+// Issue 47, done when: on a real local chain (anvil), fifteen withdrawals from the API, the platform
+// killed with SIGKILL three times while it pays them, every one ends DONE with the txId of a successful
+// transfer of its exact amount to its destination, each destination holds exactly its amount, and the
+// hot wallet sent exactly fifteen transfers. The merchant's balance comes from real deposits the scanner
+// credits. No line the platform wrote shows the hot wallet's key.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HDKey } from '@scure/bip32';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PartnerClient, Withdrawal } from '../../../src/client/index.js';
+import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { provesTransfer } from '../../../src/server/payouts/transfer-proof.js';
+import { orderRequest } from '../../fixtures/orders.js';
+import { startChain, TRANSFER_TOPIC, addressTopic, type Chain, type Hex, type Token } from '../../support/chain.js';
+import { runCommand } from '../../support/cli.js';
+import { copiedDataDirectory } from '../../support/database-templates.js';
+import { keyLeaks } from '../../support/key-leak.js';
+import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
+
+const PAYOUTS = 15;
+const CONFIRMATIONS = 2;
+
+/** A random destination per withdrawal (no wallet's), so that its balance shows exactly its payout. */
+const destination = () => {
+  const hex = randomBytes(20).toString('hex');
+  return `0x${hex}`;
+};
+
+describe('paying withdrawals on anvil, killed three times on the way', () => {
+  let chain: Chain;
+  let token: Token;
+  let dir: string;
+  let keyHex: string;
+  let wallet: HotWallet;
+  let env: Record<string, string>;
+  let merchant: { apiKey: string; apiSecret: string };
+  let platform: RunningPartnerApi | undefined;
+  const output: string[] = [];
+
+  beforeAll(async () => {
+    chain = await startChain({ blockTime: 1 });
+    token = await chain.deployToken();
+    dir = mkdtempSync(join(tmpdir(), 'partner-payouts-'));
+    keyHex = randomBytes(32).toString('hex');
+    wallet = new HotWallet('Ethereum', Buffer.from(keyHex, 'hex'));
+    const keyFile = join(dir, 'ethereum-payout.key');
+    writeFileSync(keyFile, `${keyHex}\n`, { mode: 0o600 });
+    chmodSync(keyFile, 0o600);
+    await chain.setBalance(wallet.address, 10n ** 19n);
+    await token.distribute([wallet.address, chain.accounts[1]!], 10_000_000_000n); // 10,000 USDT each
+    const seed = randomBytes(32);
+    env = {
+      PARTNER_API_MODE: 'live',
+      PUBLIC_URL: 'https://pay.partner.example',
+      DATABASE_URL: '',
+      DATA_DIR: copiedDataDirectory('partner-payouts-data-'),
+      SECRET_KEY: randomBytes(32).toString('base64'),
+      ETHEREUM_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/60'/0'").publicExtendedKey,
+      TRON_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/195'/0'").publicExtendedKey,
+      ETHEREUM_RPC_URL: chain.rpcUrl,
+      ETHEREUM_TOKEN_CONTRACT: token.address,
+      ETHEREUM_CONFIRMATIONS: String(CONFIRMATIONS),
+      ETHEREUM_POLL_SECONDS: '1',
+      ETHEREUM_START_BLOCK: String(await chain.blockNumber()),
+      ETHEREUM_PAYOUT_KEY_FILE: keyFile,
+      ETHEREUM_WITHDRAWAL_FEE: '0',
+      ETHEREUM_MIN_WITHDRAWAL: '1',
+      // Every line the platform writes, the most detailed: none may show the key.
+      LOG_LEVEL: 'debug',
+      RATE_LIMIT: '100000/60',
+    };
+    const created = await runCommand(['merchants', 'create', '--name', 'payouts e2e', '--json'], env);
+    merchant = JSON.parse(created.stdout) as typeof merchant;
+    expect((await runCommand(['merchants', 'set-withdrawals', '--api-key', merchant.apiKey, '--enabled'], env)).code).toBe(0);
+  });
+  afterAll(async () => {
+    await platform?.stop();
+    await chain?.stop();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(env.DATA_DIR!, { recursive: true, force: true });
+  });
+
+  async function start(): Promise<PartnerClient> {
+    platform = await startPartnerApi(env);
+    return platform.client(merchant);
+  }
+
+  function kill() {
+    output.push(platform!.process.output());
+    platform!.process.process.kill('SIGKILL');
+  }
+
+  async function withdrawals(client: PartnerClient): Promise<Withdrawal[]> {
+    const all: Withdrawal[] = [];
+    for await (const w of client.listWithdrawals({ limit: 100 })) all.push(w);
+    return all;
+  }
+
+  it('pays each exactly once, proven by the chain, and the key appears in no line', async () => {
+    let client = await start();
+    // The balance: a real deposit of 5,000 USDT to an order, credited by the scanner.
+    const order = await client.POST('/partner/v1/platforms/orders', { body: orderRequest('payout-funding', { blockchain: 'Ethereum' }) });
+    await token.transfer(chain.accounts[1]!, order.data!.address, 5_000_000_000n);
+    await expect.poll(async () => (await client.getBalances()).find((b) => b.blockchain === 'Ethereum')!.available, { timeout: 30_000 }).toBe(5_000_000_000);
+
+    const asked = new Map<string, { to: string; amount: bigint }>();
+    for (let i = 0; i < PAYOUTS; i++) {
+      const to = destination();
+      const amount = 10 + i + (i % 3) / 1000; // 10.000 to 24.002 USDT, each its own
+      const withdrawal = await client.createWithdrawal({ externalId: `payout-${i}`, blockchain: 'Ethereum', currency: 'USDT', amount, destinationAddress: to });
+      asked.set(withdrawal.uuid, { to, amount: BigInt(Math.round(amount * 1000)) * 1000n });
+    }
+
+    // Three times: wait until some are on their way (signed, sent, or done), then kill the platform.
+    for (let kills = 0; kills < 3; kills++) {
+      const before = (await withdrawals(client)).filter((w) => w.stage === 'sent' || w.status === 'DONE').length;
+      await expect.poll(async () => (await withdrawals(client)).filter((w) => w.stage === 'sent' || w.status === 'DONE').length, { timeout: 60_000, interval: 100 }).toBeGreaterThan(before);
+      kill();
+      client = await start();
+    }
+    await expect.poll(async () => (await withdrawals(client)).filter((w) => w.status === 'DONE').length, { timeout: 120_000, interval: 500 }).toBe(PAYOUTS + 0);
+
+    const done = await withdrawals(client);
+    for (const withdrawal of done) {
+      const { to, amount } = asked.get(withdrawal.uuid)!;
+      expect(withdrawal).toMatchObject({ status: 'DONE', txId: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+      const receipt = await chain.rpc<{ status: string; logs: { address: string; topics: string[]; data: string }[] }>('eth_getTransactionReceipt', [withdrawal.txId]);
+      expect(receipt.status).toBe('0x1');
+      expect(provesTransfer('Ethereum', receipt.logs, { token: token.address, from: wallet.address, to, amount })).toBe(true);
+      expect(await token.balanceOf(to)).toBe(amount);
+    }
+    // The hot wallet sent exactly fifteen transactions, each one Transfer of the token.
+    expect(BigInt(await chain.rpc<Hex>('eth_getTransactionCount', [wallet.address, 'latest']))).toBe(BigInt(PAYOUTS));
+    const sentByWallet = await chain.getLogs({ address: token.address, topics: [TRANSFER_TOPIC, addressTopic(wallet.address)], fromBlock: 0n, toBlock: 'latest' });
+    expect(sentByWallet).toHaveLength(PAYOUTS);
+    const balance = (await client.getBalances()).find((b) => b.blockchain === 'Ethereum')!;
+    const total = [...asked.values()].reduce((sum, w) => sum + w.amount, 0n);
+    expect(balance).toMatchObject({ held: 0, withdrawn: Number(total), available: 5_000_000_000 - Number(total) });
+    const check = await runCommandAfterStop();
+    expect(check.stdout).toMatch(/the books agree/);
+
+    expect(output.join('\n')).toMatch(/payout confirmed: DONE/); // the platform did log its payouts
+    expect(keyLeaks(output, keyHex)).toEqual([]);
+  }, 300_000);
+
+  /** The operator's ledger check, on the embedded database once the platform has stopped. */
+  async function runCommandAfterStop() {
+    output.push(platform!.process.output());
+    await platform!.stop();
+    platform = undefined;
+    return runCommand(['ledger', 'check'], env);
+  }
+});
