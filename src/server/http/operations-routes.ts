@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { haltedNetworks } from '../chain/halt.js';
+import { waitingForFunds } from '../payouts/payout-store.js';
 import { contractText } from './openapi-document.js';
 import type { Database } from '../db/database.js';
 import type { Metrics } from './metrics.js';
@@ -36,14 +37,16 @@ export function operationsRoutes(app: FastifyInstance, deps: { db: Database; met
 
   app.get('/readyz', async (_request, reply) => {
     let halted;
+    let waiting;
     try {
-      halted = await haltedNetworks(deps.db);
+      [halted, waiting] = await Promise.all([haltedNetworks(deps.db), waitingForFunds(deps.db)]);
     } catch {
       return reply.code(503).send({ status: 'unavailable', database: deps.db.kind });
     }
     // A network halted after a deep reorg needs an operator: not ready, and it says which.
     if (halted.length > 0) return reply.code(503).send({ status: 'chain_halted', database: deps.db.kind, halted: halted.map((h) => ({ network: h.network, reason: h.reason })) });
-    return { status: 'ready', database: deps.db.kind };
+    // Payouts the hot wallet cannot cover yet: still ready (deposits and reads go on), and it says so.
+    return { status: 'ready', database: deps.db.kind, ...(Object.keys(waiting).length > 0 ? { payoutsWaitingForFunds: waiting } : {}) };
   });
 
   app.get('/metrics', async (_request, reply) => {

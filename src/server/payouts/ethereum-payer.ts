@@ -34,7 +34,6 @@ export interface EthereumPayerOptions {
   fundsWaitHours: number;
   log?: Logger | undefined;
   gauges?: PayoutGauges | undefined;
-  now?: () => number;
 }
 
 /** Payouts signed in one round at most: a long queue is paid over several rounds. */
@@ -44,11 +43,8 @@ const GAS_MARGIN_PERCENT = 120n;
 
 export class EthereumPayer {
   private chainId: bigint | undefined;
-  private readonly now: () => number;
 
-  constructor(private readonly options: EthereumPayerOptions) {
-    this.now = options.now ?? Date.now;
-  }
+  constructor(private readonly options: EthereumPayerOptions) {}
 
   /** One round: what is out, then what is to pay. True when more is to pay at once (a full batch). */
   async round(): Promise<boolean> {
@@ -94,7 +90,7 @@ export class EthereumPayer {
       await this.move(withdrawal, { to: 'requeued', reason: 'its nonce was taken by another transaction' });
       return;
     }
-    if (this.options.wallet && this.now() - latest.created_at.getTime() > this.options.replaceAfterSeconds * 1000) {
+    if (this.options.wallet && latest.age_seconds > this.options.replaceAfterSeconds) {
       if (await this.replace(this.options.wallet, withdrawal, latest)) return;
     }
     await this.broadcast(withdrawal, latest);
@@ -247,8 +243,8 @@ export class EthereumPayer {
 
   /** The hot wallet cannot cover it yet: it waits (a metric, /readyz); past PAYOUT_FUNDS_WAIT_HOURS it fails. */
   private async waitForFunds(withdrawal: WithdrawalRow, why: string): Promise<void> {
-    const since = await awaitFunds(this.options.db, withdrawal.uuid);
-    if (this.now() - since.getTime() < this.options.fundsWaitHours * 3_600_000) {
+    const waited = await awaitFunds(this.options.db, withdrawal.uuid);
+    if (waited < this.options.fundsWaitHours) {
       this.log('warn', withdrawal, { amount: formatDecimalUnits(withdrawal.amount_units) }, `payout waits: ${why}`);
       return;
     }

@@ -23,10 +23,12 @@ export interface PayoutTransaction {
   state: PayoutTransactionState;
   created_at: Date;
   broadcast_at: Date | null;
+  /** Seconds since it was written, by the database's clock (one clock for every instance). */
+  age_seconds: number;
 }
 
 const TRANSACTION_COLUMNS =
-  'id::text AS id, withdrawal_uuid, payer, from_address, nonce, tx_hash, raw, max_fee_per_gas::text AS max_fee_per_gas, max_priority_fee_per_gas::text AS max_priority_fee_per_gas, expires_at, state, created_at, broadcast_at';
+  'id::text AS id, withdrawal_uuid, payer, from_address, nonce, tx_hash, raw, max_fee_per_gas::text AS max_fee_per_gas, max_priority_fee_per_gas::text AS max_priority_fee_per_gas, expires_at, state, created_at, broadcast_at, extract(epoch FROM now() - created_at)::float8 AS age_seconds';
 
 /** A withdrawal whose payout is out, with every transaction of its payout (oldest first). */
 export interface SentPayout {
@@ -104,13 +106,14 @@ export async function highestNonce(sql: Sql, fromAddress: string): Promise<bigin
   return row?.nonce ?? undefined;
 }
 
-/** Marks a queued withdrawal as waiting for the hot wallet's funds; since when it waits. */
-export async function awaitFunds(sql: Sql, uuid: string): Promise<Date> {
-  const [row] = await sql.query<{ since: Date }>(
-    "UPDATE withdrawals SET funds_awaited_since = coalesce(funds_awaited_since, now()) WHERE uuid = $1 AND stage = 'queued' RETURNING funds_awaited_since AS since",
+/** Marks a queued withdrawal as waiting for the hot wallet's funds; for how many hours it has waited (the database's clock). */
+export async function awaitFunds(sql: Sql, uuid: string): Promise<number> {
+  const [row] = await sql.query<{ hours: number }>(
+    `UPDATE withdrawals SET funds_awaited_since = coalesce(funds_awaited_since, now()) WHERE uuid = $1 AND stage = 'queued'
+     RETURNING extract(epoch FROM now() - funds_awaited_since)::float8 / 3600 AS hours`,
     [uuid],
   );
-  return row?.since ?? new Date();
+  return row?.hours ?? 0;
 }
 
 /** How many of the network's withdrawals are queued (waiting for funds among them) and in flight: the payouts' gauge. */

@@ -1,0 +1,245 @@
+// The Ethereum payout job's rounds on a real local chain (anvil, mining when the test says), through a
+// proxy the test can take down: the node down mid-payout, a fee spike that needs a replacement under the
+// same nonce, an outside transaction that takes the payout's nonce, a reverted transfer, and a reorg of
+// the payout's block. Each payout ends paid exactly once (or FAILED with its hold back), the books agree.
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JsonRpcClient } from '../../../src/server/chain/rpc.js';
+import { checkLedger } from '../../../src/server/ledger/ledger.js';
+import { EthereumNode } from '../../../src/server/payouts/ethereum-node.js';
+import { EthereumPayer } from '../../../src/server/payouts/ethereum-payer.js';
+import { signErc20Transfer } from '../../../src/server/payouts/ethereum.js';
+import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { startChain, type Chain, type Hex, type Token } from '../../support/chain.js';
+import { startTestPlatform, type TestPlatform } from '../../support/platform.js';
+
+const CONFIRMATIONS = 2;
+const GWEI = 1_000_000_000n;
+
+/** A JSON-RPC proxy to anvil: `up`, `down` (connections reset), or `no-broadcast` (eth_sendRawTransaction answers 503). */
+async function startProxy(target: string) {
+  let mode: 'up' | 'down' | 'no-broadcast' = 'up';
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', async () => {
+      const body = Buffer.concat(chunks).toString();
+      if (mode === 'down') return void request.socket.destroy();
+      if (mode === 'no-broadcast' && body.includes('eth_sendRawTransaction')) return void response.writeHead(503).end();
+      const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    set: (next: typeof mode) => void (mode = next),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('the Ethereum payout job on anvil', () => {
+  let chain: Chain;
+  let token: Token;
+  let t: TestPlatform;
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  const warnings: string[] = [];
+
+  beforeAll(async () => {
+    chain = await startChain({ automine: false });
+    token = await chain.deployToken();
+    await chain.mine(1);
+    proxy = await startProxy(chain.rpcUrl);
+    t = await startTestPlatform('pglite');
+    await t.fund('Ethereum', 10_000_000_000n);
+  });
+  afterAll(async () => {
+    if (t) expect(await checkLedger(t.db)).toMatchObject({ problems: [] });
+    await t?.close();
+    await proxy?.close();
+    await chain?.stop();
+  });
+
+  /** A fresh hot wallet, funded (with `tokens`), and its payer (through the proxy). */
+  async function payer(options: { replaceAfterSeconds?: number; tokens?: bigint; fundsWaitHours?: number } = {}) {
+    const wallet = new HotWallet('Ethereum', randomBytes(32));
+    await chain.setBalance(wallet.address, 10n ** 19n);
+    if (options.tokens !== 0n) await token.distribute([wallet.address], options.tokens ?? 1_000_000_000n);
+    await chain.mine(1);
+    const job = new EthereumPayer({
+      db: t.db,
+      node: new EthereumNode(new JsonRpcClient(proxy.url, 2000)),
+      wallet,
+      token: token.address,
+      confirmations: CONFIRMATIONS,
+      maxFeePerGas: 500n * GWEI,
+      replaceAfterSeconds: options.replaceAfterSeconds ?? 3600,
+      fundsWaitHours: options.fundsWaitHours ?? 1,
+      log: { info: () => {}, warn: (_fields, message) => void warnings.push(message), error: (_fields, message) => void warnings.push(message) },
+    });
+    return { wallet, job };
+  }
+
+  let count = 0;
+  /** A withdrawal to a fresh address; its uuid and destination. */
+  async function withdrawal(amountUnits = 12_000_000n) {
+    const to = `0x${randomBytes(20).toString('hex')}`;
+    const result = await t.platform.withdrawals.request({
+      merchantId: t.merchant.merchantId, externalId: `eth-payer-${++count}`, network: 'Ethereum', currency: 'USDT', amountUnits, toAddress: to, callbackUrl: undefined, source: 'operator',
+    });
+    if (result.outcome !== 'created') throw new Error(result.outcome);
+    return { uuid: result.row.uuid, to, amountUnits };
+  }
+
+  const read = async (uuid: string) => (await t.platform.withdrawals.read(t.merchant.merchantId, uuid))!;
+  const receipt = (hash: string) => chain.rpc<{ status: string; blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
+  const nonceOf = async (address: string) => BigInt(await chain.rpc<Hex>('eth_getTransactionCount', [address, 'latest']));
+
+  /** Mines until the payout's block is final, running the job after each block. */
+  async function confirm(job: EthereumPayer) {
+    for (let i = 0; i < CONFIRMATIONS; i++) {
+      await chain.mine(1);
+      await job.round();
+    }
+  }
+
+  it('sends the same bytes again once the node is back, and pays once', async () => {
+    const { wallet, job } = await payer();
+    const { uuid, to, amountUnits } = await withdrawal();
+    proxy.set('no-broadcast');
+    await job.round(); // signed and written, the broadcast refused
+    const sent = await read(uuid);
+    expect(sent).toMatchObject({ status: 'PENDING', stage: 'sent', txId: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(await chain.rpc('eth_getTransactionByHash', [sent.txId])).toBeNull();
+    proxy.set('down');
+    await expect(job.round()).rejects.toThrow();
+    expect(await read(uuid)).toEqual(sent);
+    proxy.set('up');
+    await job.round(); // the same bytes again
+    await confirm(job);
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: sent.txId });
+    expect(await token.balanceOf(to)).toBe(amountUnits);
+    expect(await nonceOf(wallet.address)).toBe(1n);
+  });
+
+  it('replaces a payout a fee spike left behind under the same nonce; only one is mined', async () => {
+    const { wallet, job } = await payer({ replaceAfterSeconds: 1 });
+    const { uuid, to, amountUnits } = await withdrawal();
+    await job.round();
+    const first = (await read(uuid)).txId!;
+    // The base fee jumps far above what the payout offered: it is not mined.
+    const offered = BigInt((await chain.rpc<{ maxFeePerGas: Hex }>('eth_getTransactionByHash', [first])).maxFeePerGas);
+    await chain.rpc('anvil_setNextBlockBaseFeePerGas', [`0x${(offered * 4n).toString(16)}`]);
+    await chain.mine(1);
+    expect(await receipt(first)).toBeNull();
+    await job.round(); // too early to replace: the same bytes again
+    expect((await read(uuid)).txId).toBe(first);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await job.round();
+    const second = (await read(uuid)).txId!;
+    expect(second).not.toBe(first);
+    const replacement = await chain.rpc<{ nonce: Hex; maxFeePerGas: Hex }>('eth_getTransactionByHash', [second]);
+    expect(BigInt(replacement.nonce)).toBe(0n);
+    expect(BigInt(replacement.maxFeePerGas)).toBeGreaterThanOrEqual((offered * 110n) / 100n);
+    await chain.mine(1);
+    await job.round();
+    await confirm(job);
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: second });
+    expect(await receipt(first)).toBeNull();
+    expect(await token.balanceOf(to)).toBe(amountUnits);
+    expect(await nonceOf(wallet.address)).toBe(1n);
+  });
+
+  it('pays anew, under a new nonce, a payout whose nonce an outside transaction took', async () => {
+    const { wallet, job } = await payer();
+    const { uuid, to, amountUnits } = await withdrawal();
+    proxy.set('no-broadcast');
+    await job.round();
+    const stuck = (await read(uuid)).txId!;
+    proxy.set('up');
+    // The hot wallet's owner spends nonce 0 elsewhere, straight to the node.
+    const fees = { maxFeePerGas: 100n * GWEI, maxPriorityFeePerGas: GWEI };
+    const outside = signErc20Transfer(wallet, { chainId: chain.chainId, nonce: 0n, ...fees, gasLimit: 100_000n, token: token.address, to: `0x${'ee'.repeat(20)}`, amount: 1n });
+    await chain.rpc('eth_sendRawTransaction', [outside.raw]);
+    await chain.mine(CONFIRMATIONS);
+    await job.round(); // nonce 0 is taken, final, and none of the payout's: queued again, and paid anew
+    const paid = (await read(uuid)).txId!;
+    const stages = (await t.db.query<{ body: string }>('SELECT body FROM callback_outbox WHERE withdrawal_uuid = $1 ORDER BY sequence', [uuid])).map((e) => JSON.parse(e.body).withdrawal.stage);
+    expect(stages).toEqual(['sent', 'queued', 'sent']);
+    expect(paid).not.toBe(stuck);
+    await chain.mine(1);
+    await confirm(job);
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: paid });
+    expect(BigInt((await chain.rpc<{ nonce: Hex }>('eth_getTransactionByHash', [paid])).nonce)).toBe(1n);
+    expect(await token.balanceOf(to)).toBe(amountUnits);
+    expect(warnings).toContain('payout: another transaction of the hot wallet took its nonce and none of its own was mined; it is paid anew');
+  });
+
+  it('makes a reverted transfer FAILED with its reason, and gives the hold back', async () => {
+    const { job } = await payer();
+    const before = (await t.client().GET('/partner/v1/platforms/balances')).data!.data.find((b) => b.blockchain === 'Ethereum')!;
+    const { uuid, to } = await withdrawal();
+    await job.round();
+    const sent = await read(uuid);
+    // The token turns into a contract that reverts every call before the payout is mined.
+    const code = await chain.rpc<Hex>('eth_getCode', [token.address, 'latest']);
+    await chain.rpc('anvil_setCode', [token.address, '0x60006000fd']);
+    try {
+      await chain.mine(1);
+      expect((await receipt(sent.txId!))?.status).toBe('0x0');
+    } finally {
+      await chain.rpc('anvil_setCode', [token.address, code]);
+    }
+    await confirm(job);
+    expect(await read(uuid)).toMatchObject({ status: 'FAILED', failureReason: `Its transfer ${sent.txId} reverted on chain; nothing was paid.` });
+    expect(await token.balanceOf(to)).toBe(0n);
+    const after = (await t.client().GET('/partner/v1/platforms/balances')).data!.data.find((b) => b.blockchain === 'Ethereum')!;
+    expect(after).toEqual(before);
+  });
+
+  it('waits, and says so, while the hot wallet cannot cover a payout; pays it once funded; fails one never covered in time', async () => {
+    const { wallet, job } = await payer({ tokens: 0n });
+    const { uuid, to, amountUnits } = await withdrawal();
+    await job.round();
+    expect(await read(uuid)).toMatchObject({ status: 'PENDING', stage: 'queued' });
+    const ready = (await (await fetch(`${t.baseUrl}/readyz`)).json()) as { status: string; payoutsWaitingForFunds?: Record<string, number> };
+    expect(ready).toMatchObject({ status: 'ready', payoutsWaitingForFunds: { Ethereum: 1 } });
+    expect(warnings.some((w) => w.startsWith('payout waits: the hot wallet holds 0 USDT'))).toBe(true);
+    await token.distribute([wallet.address], amountUnits);
+    await chain.mine(1);
+    await job.round();
+    await chain.mine(1);
+    await confirm(job);
+    expect(await read(uuid)).toMatchObject({ status: 'DONE' });
+    expect(await token.balanceOf(to)).toBe(amountUnits);
+    expect(((await (await fetch(`${t.baseUrl}/readyz`)).json()) as object)).not.toHaveProperty('payoutsWaitingForFunds');
+
+    // A wallet that never covers it: past the wait (here none), FAILED with its hold back.
+    const { job: broke } = await payer({ tokens: 0n, fundsWaitHours: 0 });
+    const never = await withdrawal(20_000_000n);
+    await broke.round();
+    expect(await read(never.uuid)).toMatchObject({ status: 'FAILED', failureReason: "The platform's hot wallet did not cover it within 0 hours; nothing was paid." });
+  });
+
+  it('sends the same bytes again when a reorg takes the payout\'s block away, and pays once', async () => {
+    const { wallet, job } = await payer();
+    const { uuid, to, amountUnits } = await withdrawal();
+    await job.round();
+    const sent = (await read(uuid)).txId!;
+    const snapshot = await chain.snapshot();
+    await chain.mine(1);
+    await job.round(); // mined, one block deep: not final
+    expect((await read(uuid)).status).toBe('PENDING');
+    await chain.revert(snapshot); // the block is gone
+    await chain.mine(1); // a block of another branch, without it
+    await job.round(); // not in a block, its nonce free: the same bytes again
+    await chain.mine(1);
+    await job.round();
+    await confirm(job);
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: sent });
+    expect(await token.balanceOf(to)).toBe(amountUnits);
+    expect(await nonceOf(wallet.address)).toBe(1n);
+  });
+});
