@@ -15,6 +15,9 @@ import { provesTransfer } from '../../../src/server/payouts/transfer-proof.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { startChain, TRANSFER_TOPIC, addressTopic, type Chain, type Hex, type Token } from '../../support/chain.js';
 import { runCommand } from '../../support/cli.js';
+import { openPostgres } from '../../../src/server/db/database.js';
+import { checkLedger } from '../../../src/server/ledger/ledger.js';
+import { freshDatabase, TEST_DATABASE_URL } from '../../support/platform.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
 import { keyLeaks } from '../../support/key-leak.js';
 import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
@@ -152,4 +155,74 @@ describe('paying withdrawals on anvil, killed three times on the way', () => {
     platform = undefined;
     return runCommand(['ledger', 'check'], env);
   }
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('paying withdrawals from two instances on PostgreSQL', () => {
+  it('has one payer at a time: each paid once, the hot wallet sending one transfer each', async () => {
+    const PAID = 6;
+    const chain = await startChain({ blockTime: 1 });
+    const dir = mkdtempSync(join(tmpdir(), 'partner-payouts-pg-'));
+    const database = await freshDatabase('postgres');
+    await database.db.close();
+    const instances: RunningPartnerApi[] = [];
+    try {
+      const token = await chain.deployToken();
+      const keyFile = join(dir, 'ethereum-payout.key');
+      const keyHex = randomBytes(32).toString('hex');
+      writeFileSync(keyFile, keyHex, { mode: 0o600 });
+      const payer = new HotWallet('Ethereum', Buffer.from(keyHex, 'hex'));
+      await chain.setBalance(payer.address, 10n ** 19n);
+      await token.distribute([payer.address, chain.accounts[1]!], 1_000_000_000n);
+      const seed = randomBytes(32);
+      const shared = {
+        PARTNER_API_MODE: 'live',
+        PUBLIC_URL: 'https://pay.partner.example',
+        DATABASE_URL: database.url!,
+        SECRET_KEY: randomBytes(32).toString('base64'),
+        ETHEREUM_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/60'/0'").publicExtendedKey,
+        TRON_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/195'/0'").publicExtendedKey,
+        ETHEREUM_RPC_URL: chain.rpcUrl,
+        ETHEREUM_TOKEN_CONTRACT: token.address,
+        ETHEREUM_CONFIRMATIONS: String(CONFIRMATIONS),
+        ETHEREUM_POLL_SECONDS: '1',
+        ETHEREUM_START_BLOCK: String(await chain.blockNumber()),
+        ETHEREUM_PAYOUT_KEY_FILE: keyFile,
+        ETHEREUM_WITHDRAWAL_FEE: '0',
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT: '100000/60',
+      };
+      const env = (i: number) => ({ ...shared, DATA_DIR: join(dir, `data-${i}`) });
+      const merchant = JSON.parse((await runCommand(['merchants', 'create', '--name', 'two payers', '--json'], env(0))).stdout) as { apiKey: string; apiSecret: string };
+      expect((await runCommand(['merchants', 'set-withdrawals', '--api-key', merchant.apiKey, '--enabled'], env(0))).code).toBe(0);
+      for (let i = 0; i < 2; i++) instances.push(await startPartnerApi(env(i)));
+      const clients = instances.map((instance) => instance.client(merchant));
+      const order = await clients[0]!.POST('/partner/v1/platforms/orders', { body: orderRequest('two-payers-funding', { blockchain: 'Ethereum' }) });
+      await token.transfer(chain.accounts[1]!, order.data!.address, 500_000_000n);
+      await expect.poll(async () => (await clients[1]!.getBalances()).find((b) => b.blockchain === 'Ethereum')!.available, { timeout: 30_000 }).toBe(500_000_000);
+      const asked: { uuid: string; to: string; amount: bigint }[] = [];
+      for (let i = 0; i < PAID; i++) {
+        const to = destination();
+        const withdrawal = await clients[i % 2]!.createWithdrawal({ externalId: `two-${i}`, blockchain: 'Ethereum', currency: 'USDT', amount: 20 + i, destinationAddress: to });
+        asked.push({ uuid: withdrawal.uuid, to, amount: BigInt(20 + i) * 1_000_000n });
+      }
+      await expect
+        .poll(async () => (await Promise.all(asked.map(async (w) => (await clients[0]!.GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: w.uuid } } })).data!.status))).join(), { timeout: 120_000, interval: 500 })
+        .toBe(Array(PAID).fill('DONE').join());
+      for (const { to, amount } of asked) expect(await token.balanceOf(to)).toBe(amount);
+      expect(BigInt(await chain.rpc<Hex>('eth_getTransactionCount', [payer.address, 'latest']))).toBe(BigInt(PAID));
+      // One instance holds the payout job's lease; the other never signed.
+      const sql = await openPostgres(database.url!);
+      try {
+        expect(await sql.query("SELECT job FROM job_leases WHERE job = 'payout:Ethereum'")).toHaveLength(1);
+        expect(await checkLedger(sql)).toMatchObject({ problems: [] });
+      } finally {
+        await sql.close();
+      }
+    } finally {
+      await Promise.all(instances.map((instance) => instance.stop()));
+      await database.drop();
+      await chain.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
