@@ -16,6 +16,7 @@ import { changePolicy, type PolicyChange } from '../withdrawals/policy.js';
 import { MAX_WITHDRAWAL_UNITS, type Refusal } from '../withdrawals/requests.js';
 import type { WithdrawalMove } from '../withdrawals/settlement.js';
 import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
+import { payableWithdrawals, recordOperatorPayment, settledWithoutProof } from '../payouts/payout-store.js';
 import type { Withdrawal } from '../../../generated/schema.js';
 import { RefusedError, UsageError } from './errors.js';
 import { durationFlag, NETWORK_VALUE, networkFlag, required, type Flags } from './flags.js';
@@ -296,15 +297,16 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['withdrawals', 'set-status'],
-    summary: 'settles a PENDING withdrawal: DONE (its hold spent) or FAILED (its hold back in the balance); final states never change',
+    summary: 'settles a queued withdrawal by the operator\'s word: DONE (its hold spent; in live mode only --without-proof, else record-tx) or FAILED (its hold back in the balance)',
     flags: {
       uuid: { value: 'UUID', description: "the withdrawal's uuid", required: true },
       status: { value: 'DONE|FAILED', description: 'the new status', required: true },
       'tx-id': { value: 'HASH', description: 'with DONE: the chain transaction that paid it (0x + 64 hex on Ethereum, 64 hex on Tron)' },
+      'without-proof': { description: 'with DONE in live mode: no chain checks it (recorded on the withdrawal, listed by ledger check)' },
       reason: { value: 'TEXT', description: 'with FAILED: why, as the merchant reads it (default "Failed by the operator.")' },
       json: JSON_FLAG,
     },
-    example: 'partner-api withdrawals set-status --uuid 6f1c… --status DONE --tx-id 5c50…',
+    example: 'partner-api withdrawals set-status --uuid 6f1c… --status FAILED --reason "Destination not verified."',
     async run(flags, config, io) {
       const uuid = uuidFlag(flags);
       const status = required(flags, 'status');
@@ -313,9 +315,69 @@ export const COMMANDS: Command[] = [
       const txId = flags['tx-id'] === undefined ? undefined : required(flags, 'tx-id');
       if (txId !== undefined && (status !== 'DONE' || !/^(0x)?[0-9a-fA-F]{64}$/.test(txId))) throw new UsageError('--tx-id goes with --status DONE: 0x + 64 hex (Ethereum) or 64 hex (Tron)');
       if (flags.reason !== undefined && status !== 'FAILED') throw new UsageError('--reason goes with --status FAILED');
-      const move = status === 'DONE' ? { to: 'DONE' as const, txId } : { to: 'FAILED' as const, reason: reasonFlag(flags, 'Failed by the operator.') };
+      if (flags['without-proof'] && status !== 'DONE') throw new UsageError('--without-proof goes with --status DONE');
+      // In live mode DONE is the chain's to say (a payout job checks it): the operator's word alone only when said so.
+      if (status === 'DONE' && config.mode === 'live' && !flags['without-proof']) {
+        throw new RefusedError(`in live mode a withdrawal is DONE once the chain confirms its payment: record the payment with partner-api withdrawals record-tx --uuid ${uuid} --tx-id HASH, or say --without-proof (recorded on it)`);
+      }
+      const move = status === 'DONE' ? { to: 'DONE' as const, txId: txId?.toLowerCase(), withoutProof: Boolean(flags['without-proof']) } : { to: 'FAILED' as const, reason: reasonFlag(flags, 'Failed by the operator.') };
       const withdrawal = await movedWithdrawal(io, config, uuid, move);
-      print(io, flags, withdrawal, `withdrawal ${uuid} is ${withdrawal.status}${status === 'DONE' ? ': its hold is spent' : ': its hold is back in the balance'}`);
+      print(io, flags, withdrawal, `withdrawal ${uuid} is ${withdrawal.status}${status === 'DONE' ? `: its hold is spent${flags['without-proof'] ? ' (no chain checked it: recorded)' : ''}` : ': its hold is back in the balance'}`);
+    },
+  },
+  {
+    words: ['withdrawals', 'pending'],
+    summary: 'lists the queued withdrawals, oldest first: what to pay by hand (CSV, or JSON)',
+    flags: {
+      network: { value: NETWORK_VALUE, description: "only this network's" },
+      json: { description: 'print JSON instead of CSV' },
+    },
+    example: 'partner-api withdrawals pending --network Tron > to-pay.csv',
+    async run(flags, config, io) {
+      const network = flags.network === undefined ? undefined : networkFlag(flags, 'network');
+      const rows = await withPlatform(io, config, (p) => payableWithdrawals(p.db, network));
+      const shown = rows.map((w) => ({
+        uuid: w.uuid,
+        network: w.network,
+        destinationAddress: w.destination,
+        amount: formatDecimalUnits(w.amount),
+        merchantId: w.merchant_id,
+        externalId: w.external_id,
+        createdAt: w.created_at.toISOString(),
+        waitingForFundsSince: w.funds_awaited_since?.toISOString() ?? null,
+      }));
+      if (flags.json) return void io.stdout.write(JSON.stringify(shown, null, 2) + '\n');
+      const csv = (value: string | null) => (value === null ? '' : /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value);
+      const lines = [Object.keys(shown[0] ?? { uuid: '', network: '', destinationAddress: '', amount: '', merchantId: '', externalId: '', createdAt: '', waitingForFundsSince: '' }).join(','), ...shown.map((w) => Object.values(w).map(csv).join(','))];
+      io.stdout.write(lines.join('\r\n') + '\r\n');
+    },
+  },
+  {
+    words: ['withdrawals', 'record-tx'],
+    summary: "records the operator's payment of a queued withdrawal: the chain is then checked as for the platform's own payouts, and it is DONE once confirmed",
+    flags: {
+      uuid: { value: 'UUID', description: "the withdrawal's uuid", required: true },
+      'tx-id': { value: 'HASH', description: 'the transaction that paid it: 0x + 64 hex on Ethereum, 64 hex on Tron', required: true },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api withdrawals record-tx --uuid 6f1c… --tx-id 0x5c50…',
+    async run(flags, config, io) {
+      const uuid = uuidFlag(flags);
+      const txId = required(flags, 'tx-id').toLowerCase();
+      const withdrawal = await withPlatform(io, config, async (p) => {
+        const row = await p.withdrawals.row(uuid);
+        if (!row) throw new RefusedError(`no withdrawal ${uuid}`);
+        const shape = row.blockchain === 'Ethereum' ? /^0x[0-9a-f]{64}$/ : /^[0-9a-f]{64}$/;
+        if (!shape.test(txId)) throw new UsageError(`--tx-id must be a ${row.blockchain} transaction id: ${row.blockchain === 'Ethereum' ? '0x + 64 hex' : '64 hex, no 0x'}`);
+        // Only where a payout job reads the network's chain: nothing would ever check it otherwise.
+        const checked = row.blockchain === 'Ethereum' ? p.config.networks.Ethereum.chain !== undefined : p.config.payouts.tronApiUrl !== undefined;
+        if (!checked) throw new RefusedError(`nothing checks ${row.blockchain}'s chain here (${row.blockchain === 'Ethereum' ? 'ETHEREUM_RPC_URL' : 'TRON_API_URL'} is not set): set it, or use withdrawals set-status --status DONE --without-proof`);
+        const recorded = await recordOperatorPayment(p.db, { uuid, network: row.blockchain }, txId);
+        if (recorded === 'used') throw new RefusedError(`transaction ${txId} is recorded for a payout already`);
+        if (recorded === 'refused') throw new RefusedError(`withdrawal ${uuid} cannot be recorded as paid: ${row.status !== 'PENDING' ? `it is ${row.status}, which is final` : `it is ${row.stage}, not queued`}`);
+        return (await p.withdrawals.row(uuid))!;
+      });
+      print(io, flags, toWithdrawal(withdrawal), `withdrawal ${uuid} is sent: DONE once the chain confirms that ${txId} pays exactly ${formatDecimalUnits(withdrawal.amount_units)} USDT to ${withdrawal.destination_address}`);
     },
   },
   {
@@ -385,11 +447,12 @@ export const COMMANDS: Command[] = [
     flags: { json: JSON_FLAG },
     example: 'partner-api ledger check --json',
     async run(flags, config, io) {
-      const result = await withPlatform(io, config, (p) => checkLedger(p.db));
+      const result = await withPlatform(io, config, async (p) => ({ ...(await checkLedger(p.db)), withoutProof: await settledWithoutProof(p.db) }));
       const text = [
         `${result.entries} entries, ${result.balances} balances: ${result.problems.length === 0 ? 'the books agree' : `${result.problems.length} difference(s)`}`,
         ...result.problems,
         ...(result.unbooked.length ? [`${result.unbooked.length} withdrawal(s) from before the books, outside them: ${result.unbooked.join(', ')}`] : []),
+        ...(result.withoutProof.length ? [`${result.withoutProof.length} withdrawal(s) DONE on the operator's word, no chain's proof: ${result.withoutProof.join(', ')}`] : []),
       ].join('\n');
       print(io, flags, result, text);
       if (result.problems.length > 0) throw new RefusedError(`the books disagree in ${result.problems.length} place(s)`);

@@ -111,7 +111,7 @@ export class EthereumPayer {
     const expected = { token: this.options.token, from: transaction.from_address ?? '', to: withdrawal.destination_address, amount: withdrawal.amount_units };
     const proven = receipt.succeeded && (transaction.payer === 'hot_wallet' ? provesTransfer('Ethereum', receipt.logs, expected) : provesAnySender(receipt, expected));
     if (proven) {
-      await this.move(withdrawal, { to: 'DONE', txId: transaction.tx_hash });
+      await this.move(withdrawal, { to: 'confirmed', txId: transaction.tx_hash });
       this.log('info', withdrawal, { txId: transaction.tx_hash, block: receipt.blockNumber.toString() }, 'payout confirmed: DONE');
       this.options.gauges?.confirmed.inc({ network: 'Ethereum' });
       return;

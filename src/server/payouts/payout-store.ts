@@ -134,3 +134,43 @@ export async function waitingForFunds(sql: Sql): Promise<Partial<Record<Network,
   );
   return Object.fromEntries(rows.map((r) => [r.blockchain, r.n]));
 }
+
+/** A withdrawal to pay by hand: what the operator's `withdrawals pending` lists. */
+export interface PayableWithdrawal {
+  uuid: string;
+  network: Network;
+  destination: string;
+  /** Smallest units. */
+  amount: bigint;
+  merchant_id: string;
+  external_id: string;
+  created_at: Date;
+  /** Since when the hot wallet could not cover it, if it tried. */
+  funds_awaited_since: Date | null;
+}
+
+/** The queued withdrawals, oldest first (of one network, or both): what to pay. */
+export function payableWithdrawals(sql: Sql, network: Network | undefined): Promise<PayableWithdrawal[]> {
+  return sql.query<PayableWithdrawal>(
+    `SELECT uuid, blockchain AS network, destination_address AS destination, amount_units AS amount, merchant_id, external_id, created_at, funds_awaited_since
+       FROM withdrawals WHERE status = 'PENDING' AND stage = 'queued' AND ($1::text IS NULL OR blockchain = $1) ORDER BY created_at, uuid`,
+    [network ?? null],
+  );
+}
+
+/**
+ * The operator's payment of a queued withdrawal, recorded: its transaction, which the network's payout
+ * job then checks on chain as it checks its own (a confirmed transfer of the exact amount to the
+ * destination, from any address). 'used' when another withdrawal's payout holds that transaction.
+ */
+export async function recordOperatorPayment(db: Database, withdrawal: { uuid: string; network: Network }, txHash: string): Promise<'recorded' | 'used' | 'refused'> {
+  const [used] = await db.query('SELECT 1 FROM payout_transactions WHERE tx_hash = $1', [txHash]);
+  if (used) return 'used';
+  const intent = { withdrawalUuid: withdrawal.uuid, network: withdrawal.network, payer: 'operator' as const, fromAddress: null, nonce: null, txHash, raw: null };
+  return (await recordIntent(db, intent, 'sent')) ? 'recorded' : 'refused';
+}
+
+/** The withdrawals DONE on the operator's word alone (set-status DONE --without-proof): `ledger check` shows them. */
+export async function settledWithoutProof(sql: Sql): Promise<string[]> {
+  return (await sql.query<{ uuid: string }>('SELECT uuid FROM withdrawals WHERE settled_without_proof ORDER BY updated_at')).map((r) => r.uuid);
+}

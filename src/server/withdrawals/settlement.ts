@@ -17,7 +17,9 @@ export type WithdrawalMove =
   | { to: 'resent'; txId: string }
   /** sent → queued: its transactions can never be mined (their nonce taken, or expired): to be paid anew. */
   | { to: 'requeued'; reason: string }
-  /** → DONE: the chain confirmed its transfer (or, without a chain, the operator or the sandbox said so). */
+  /** sent → DONE: the chain confirmed its transfer, of its exact amount to its destination. */
+  | { to: 'confirmed'; txId: string }
+  /** queued → DONE without a chain: the sandbox's settlement and helper, or the operator's word (`withoutProof`). */
   | { to: 'DONE'; txId: string | undefined; withoutProof?: boolean }
   /** → FAILED before anything was sent: rejected by the operator, failed by the sandbox's helper. */
   | { to: 'FAILED'; reason: string }
@@ -39,7 +41,8 @@ const FROM_STAGES: Record<WithdrawalMove['to'], readonly WithdrawalStage[]> = {
   sent: ['queued'],
   resent: ['sent'],
   requeued: ['sent'],
-  DONE: ['queued', 'sent'],
+  confirmed: ['sent'],
+  DONE: ['queued'],
   FAILED: ['awaiting_approval', 'queued'],
   reverted: ['sent'],
 };
@@ -50,6 +53,7 @@ const STAGE_AFTER: Record<WithdrawalMove['to'], WithdrawalStage | null> = {
   sent: 'sent',
   resent: 'sent',
   requeued: 'queued',
+  confirmed: null,
   DONE: null,
   FAILED: null,
   reverted: null,
@@ -82,7 +86,7 @@ export async function moveWithdrawal(
   const refused = refusal(row, move);
   if (refused) return { refused, row };
   const stage = STAGE_AFTER[move.to];
-  const status = stage !== null ? 'PENDING' : move.to === 'DONE' ? 'DONE' : 'FAILED';
+  const status = stage !== null ? 'PENDING' : move.to === 'DONE' || move.to === 'confirmed' ? 'DONE' : 'FAILED';
   const txId = 'txId' in move ? (move.txId ?? null) : null;
   const [moved] = await tx.query<WithdrawalRow>(
     `UPDATE withdrawals SET status = $2, stage = $3, tx_id = CASE WHEN $7 THEN NULL ELSE coalesce($4, tx_id) END, failure_reason = $5, updated_at = now(),

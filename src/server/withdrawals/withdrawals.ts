@@ -26,6 +26,12 @@ export class Withdrawals {
     return this.db.transaction((tx) => requestWithdrawal(tx, request, this.settings));
   }
 
+  /** Any merchant's withdrawal, as the database holds it (the operator's commands). */
+  async row(uuid: string): Promise<WithdrawalRow | undefined> {
+    const [row] = await this.db.query<WithdrawalRow>(`SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE uuid = $1`, [uuid]);
+    return row;
+  }
+
   async read(merchantId: string, uuid: string): Promise<Withdrawal | undefined> {
     const row = await this.readOwned(merchantId, uuid);
     return row && toWithdrawal(row);

@@ -12,6 +12,7 @@ import { EthereumNode } from '../../../src/server/payouts/ethereum-node.js';
 import { EthereumPayer } from '../../../src/server/payouts/ethereum-payer.js';
 import { signErc20Transfer } from '../../../src/server/payouts/ethereum.js';
 import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { recordOperatorPayment } from '../../../src/server/payouts/payout-store.js';
 import { startChain, type Chain, type Hex, type Token } from '../../support/chain.js';
 import { startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
@@ -221,6 +222,31 @@ describe('the Ethereum payout job on anvil', () => {
     const never = await withdrawal(20_000_000n);
     await broke.round();
     expect(await read(never.uuid)).toMatchObject({ status: 'FAILED', failureReason: "The platform's hot wallet did not cover it within 0 hours; nothing was paid." });
+  });
+
+  it("checks the operator's recorded payment on chain as its own: DONE when it pays exactly, queued again when it does not", async () => {
+    const job = new EthereumPayer({
+      db: t.db, node: new EthereumNode(new JsonRpcClient(proxy.url, 2000)), wallet: undefined, token: token.address, confirmations: CONFIRMATIONS,
+      maxFeePerGas: 500n * GWEI, replaceAfterSeconds: 3600, fundsWaitHours: 1,
+    });
+    const operator = chain.accounts[2]!;
+    await token.distribute([operator], 100_000_000n);
+    await chain.mine(1);
+    const exact = await withdrawal();
+    const short = await withdrawal();
+    const paid = await token.transfer(operator, exact.to, exact.amountUnits);
+    const wrong = await token.transfer(operator, short.to, short.amountUnits - 1n);
+    await chain.mine(1);
+    expect(await recordOperatorPayment(t.db, { uuid: exact.uuid, network: 'Ethereum' }, paid)).toBe('recorded');
+    expect(await recordOperatorPayment(t.db, { uuid: short.uuid, network: 'Ethereum' }, paid)).toBe('used');
+    expect(await recordOperatorPayment(t.db, { uuid: short.uuid, network: 'Ethereum' }, wrong)).toBe('recorded');
+    expect(await recordOperatorPayment(t.db, { uuid: exact.uuid, network: 'Ethereum' }, `0x${'ab'.repeat(32)}`)).toBe('refused'); // it is sent, not queued
+    await job.round();
+    await confirm(job);
+    expect(await read(exact.uuid)).toMatchObject({ status: 'DONE', txId: paid });
+    expect(await read(short.uuid)).toMatchObject({ status: 'PENDING', stage: 'queued' });
+    // Out of the next tests' way: the operator rejects it (nothing is out for it any more).
+    expect(await t.platform.withdrawals.move(short.uuid, { to: 'FAILED', reason: 'Rejected by the operator.' })).toMatchObject({ status: 'FAILED' });
   });
 
   it('sends the same bytes again when a reorg takes the payout\'s block away, and pays once', async () => {

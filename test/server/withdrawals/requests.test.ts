@@ -177,7 +177,7 @@ describe.each(DATABASES)('withdrawals through the API on %s', (kind) => {
     const withCallback = await post(request('ev-1', { callbackUrl: 'https://merchant.example/callbacks/withdrawals' }), merchant);
     const without = await post(request('ev-2'), merchant);
     await t.platform.withdrawals.move(withCallback.body.uuid as string, { to: 'sent', txId: 'cd'.repeat(32) });
-    await t.platform.withdrawals.move(withCallback.body.uuid as string, { to: 'DONE', txId: undefined });
+    await t.platform.withdrawals.move(withCallback.body.uuid as string, { to: 'confirmed', txId: 'cd'.repeat(32) });
     await t.platform.withdrawals.move(without.body.uuid as string, { to: 'FAILED', reason: 'Rejected by the operator.' });
     const feed = (await t.client(merchant).GET('/partner/v2/platforms/events')).data!;
     const withdrawalEvents = feed.data.filter((e) => e.withdrawalUuid);
