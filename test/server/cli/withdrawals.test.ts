@@ -1,6 +1,7 @@
 // The operator's money-out commands (issue 46): withdrawals create (through the same ledger checks as
 // the API), set-status, approve and reject, merchants set-withdrawals, ledger check and callbacks list of
 // a withdrawal's events: their output, exit codes and what they change.
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../../src/server/config.js';
@@ -10,6 +11,7 @@ import type { Network } from '../../../src/server/shared/network.js';
 import { orderRequest, SAMPLE_ETHEREUM_DESTINATION, SAMPLE_TRON_DESTINATION } from '../../fixtures/orders.js';
 import { runCommand as cli } from '../../support/cli.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
+import { hdVectors } from '../../fixtures/vectors.js';
 
 const TX = `0x${'5c'.repeat(32)}`;
 let dataDir: string;
@@ -17,8 +19,8 @@ let env: Record<string, string>;
 let apiKey: string;
 
 /** Opens the platform on the commands' data directory between two commands (they close it after each). */
-async function withPlatform<T>(work: (platform: Platform) => Promise<T>): Promise<T> {
-  const platform = await openPlatform(readConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), { logger: false });
+async function withPlatform<T>(work: (platform: Platform) => Promise<T>, settings: Record<string, string> = env): Promise<T> {
+  const platform = await openPlatform(readConfig({ ...settings, LOG_LEVEL: 'silent' }), { logger: false });
   try {
     return await work(platform);
   } finally {
@@ -27,13 +29,13 @@ async function withPlatform<T>(work: (platform: Platform) => Promise<T>): Promis
 }
 
 /** Credits the merchant's balance with a sandbox deposit to a new order of its own. */
-function fund(network: Network, amount: bigint) {
+function fund(network: Network, amount: bigint, settings = env, key = apiKey) {
   return withPlatform(async (platform) => {
-    const merchant = (await platform.merchants.byApiKey(apiKey))!;
+    const merchant = (await platform.merchants.byApiKey(key))!;
     const created = await platform.orders.create(merchant.id, orderRequest(`fund-${network}-${amount}`, { blockchain: network }));
     if (created.outcome !== 'created') throw new Error(created.outcome);
     await sandboxDeposit(platform.db, { merchantId: merchant.id, orderUuid: created.order.uuid, amount, seed: 'cli', now: new Date(), watchWindowSeconds: 60 });
-  });
+  }, settings);
 }
 
 const create = (externalId: string, amount: string, network = 'Ethereum', address = SAMPLE_ETHEREUM_DESTINATION) =>
@@ -106,6 +108,52 @@ describe('partner-api withdrawals', { timeout: 240_000 }, () => {
     const check = await cli(['ledger', 'check'], env);
     expect(check.code).toBe(0);
     expect(check.stdout).toMatch(/^\d+ entries, 2 balances: the books agree\n$/);
+  });
+});
+
+describe('partner-api withdrawals pending and record-tx, and DONE in live mode', { timeout: 240_000 }, () => {
+  it('lists what to pay as CSV or JSON, oldest first', async () => {
+    const csv = await cli(['withdrawals', 'pending', '--network', 'Tron'], env);
+    expect(csv.code).toBe(0);
+    const [header, ...rows] = csv.stdout.trim().split('\r\n');
+    expect(header).toBe('uuid,network,destinationAddress,amount,merchantId,externalId,createdAt,waitingForFundsSince');
+    expect(rows.every((row) => row.split(',')[1] === 'Tron')).toBe(true);
+    const all = JSON.parse((await cli(['withdrawals', 'pending', '--json'], env)).stdout) as { network: string; amount: string; stage?: string }[];
+    expect(all.filter((w) => w.network === 'Tron')).toHaveLength(rows.length);
+    expect(rows.length).toBeGreaterThan(0); // the approved one, queued
+    expect(all.every((w) => /^\d+(\.\d+)?$/.test(w.amount))).toBe(true);
+  });
+
+  it('refuses to record a payment where nothing checks the chain, or one that is not a transaction id', async () => {
+    await fund('Ethereum', 15_000_000n);
+    const created = JSON.parse((await create('to-record', '10')).stdout) as { uuid: string };
+    const noChain = await cli(['withdrawals', 'record-tx', '--uuid', created.uuid, '--tx-id', TX], env);
+    expect(noChain).toEqual({ code: 1, stdout: '', stderr: "partner-api: nothing checks Ethereum's chain here (ETHEREUM_RPC_URL is not set): set it, or use withdrawals set-status --status DONE --without-proof\n" });
+    const malformed = await cli(['withdrawals', 'record-tx', '--uuid', created.uuid, '--tx-id', 'ab'.repeat(32)], env);
+    expect(malformed.code).toBe(64);
+    expect(malformed.stderr).toMatch(/--tx-id must be a Ethereum transaction id: 0x \+ 64 hex/);
+  });
+
+  it('takes DONE in live mode only --without-proof, recorded and listed by ledger check', async () => {
+    const live = {
+      PARTNER_API_MODE: 'live', DATA_DIR: copiedDataDirectory('partner-cli-live-'), SECRET_KEY: randomBytes(32).toString('base64'), PUBLIC_URL: 'https://pay.partner.example',
+      TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub,
+    };
+    try {
+      const liveKey = (JSON.parse((await cli(['merchants', 'create', '--name', 'L', '--json'], live)).stdout) as { apiKey: string }).apiKey;
+      await fund('Tron', 50_000_000n, live, liveKey);
+      const made = await cli(['withdrawals', 'create', '--api-key', liveKey, '--external-id', 'live-1', '--amount', '10', '--blockchain', 'Tron', '--destination-address', SAMPLE_TRON_DESTINATION, '--json'], live);
+      const { uuid } = JSON.parse(made.stdout) as { uuid: string };
+      const refused = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--tx-id', 'ab'.repeat(32)], live);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/in live mode a withdrawal is DONE once the chain confirms its payment: record the payment with partner-api withdrawals record-tx/);
+      const done = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--without-proof'], live);
+      expect(done).toEqual({ code: 0, stdout: `withdrawal ${uuid} is DONE: its hold is spent (no chain checked it: recorded)\n`, stderr: '' });
+      const check = await cli(['ledger', 'check'], live);
+      expect(check.stdout).toContain(`1 withdrawal(s) DONE on the operator's word, no chain's proof: ${uuid}`);
+    } finally {
+      rmSync(live.DATA_DIR, { recursive: true, force: true });
+    }
   });
 });
 
