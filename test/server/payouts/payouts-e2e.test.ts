@@ -141,6 +141,13 @@ describe('paying withdrawals on anvil, killed three times on the way', () => {
     const balance = (await client.getBalances()).find((b) => b.blockchain === 'Ethereum')!;
     const total = [...asked.values()].reduce((sum, w) => sum + w.amount, 0n);
     expect(balance).toMatchObject({ held: 0, withdrawn: Number(total), available: 5_000_000_000 - Number(total) });
+    // What an operator watches: the hot wallet's balances and the payouts, by network (never a key or an address).
+    const metrics = await (await fetch(`${platform!.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^partner_payout_hot_wallet_balance\{network="Ethereum",asset="token"\} \d+/m);
+    expect(metrics).toMatch(/^partner_payout_hot_wallet_balance\{network="Ethereum",asset="gas"\} [\d.e+]+/m);
+    expect(metrics).toMatch(/^partner_payouts\{network="Ethereum",state="in_flight"\} 0$/m);
+    expect(metrics).toMatch(/^partner_payouts_confirmed_total\{network="Ethereum"\} [1-9]/m);
+    expect(metrics).not.toContain(wallet.address);
     const check = await runCommandAfterStop();
     expect(check.stdout).toMatch(/the books agree/);
 
