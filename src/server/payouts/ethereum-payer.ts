@@ -199,8 +199,8 @@ export class EthereumPayer {
     const [tokens, gas] = await Promise.all([node.tokenBalance(token, wallet.address), node.balance(wallet.address)]);
     this.options.gauges?.hotWallet.set({ network: 'Ethereum', asset: 'token' }, Number(tokens));
     this.options.gauges?.hotWallet.set({ network: 'Ethereum', asset: 'gas' }, Number(gas));
-    // What the payouts out will still take from the hot wallet: theirs is spoken for.
-    let available = tokens - sent.reduce((sum, p) => sum + p.withdrawal.amount_units, 0n);
+    // What the hot wallet's payouts out, not mined yet, will still take from it: theirs is spoken for.
+    let available = tokens - sent.filter(unmined).reduce((sum, p) => sum + p.withdrawal.amount_units, 0n);
     let gasAvailable = gas;
     const fees = await this.marketFees();
     if (fees.baseFee >= this.options.maxFeePerGas) {
@@ -251,6 +251,11 @@ export class EthereumPayer {
     this.options.gauges?.failed.inc({ network: 'Ethereum' });
     await this.move(withdrawal, { to: 'FAILED', reason: `The platform's hot wallet did not cover it within ${this.options.fundsWaitHours} hours; nothing was paid.` });
   }
+}
+
+/** A payout of the hot wallet whose tokens have not left it yet: none of its transactions is in a block. */
+function unmined({ transactions }: SentPayout): boolean {
+  return transactions.some((t) => t.payer === 'hot_wallet' && t.state === 'pending') && !transactions.some((t) => t.state === 'mined');
 }
 
 /** An operator's payment may come from any of their addresses: the transfer to the destination, of the amount. */
