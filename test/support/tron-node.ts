@@ -10,8 +10,15 @@
 //   /wallet/gettransactioninfobyid: https://tronprotocol.github.io/documentation-en/api/http/block-and-tx-query/gettransactioninfobyid/
 //   (also https://developers.tron.network/reference-link/gettransactioninfobyid and
 //   https://developers.tron.network/docs/broadcast-and-rpc-errors)
-// What it does not model: bandwidth, TRX balances and account creation, contracts other than the token's
-// transfer(address,uint256), reorganisations, other witnesses.
+//   /wallet/getaccount:            https://developers.tron.network/reference/getaccount (java-tron GetAccountServlet: `{}`
+//                                  for an account the chain does not have; proto3 leaves a zero balance out)
+//   /wallet/triggerconstantcontract: https://developers.tron.network/reference/triggerconstantcontract (java-tron
+//                                  TriggerConstantContractServlet and Wallet.triggerConstantContract: api.TransactionExtention)
+// TRX balances are modelled only for the accounts given one (setTrxBalance): getaccount shows them, and a
+// transfer they sign burns its energy fee from them, its energy limited by min(balance, fee_limit) as java-tron's
+// VMActuator limits it; an account without one answers `{}` and pays nothing (the broadcast tests need no TRX).
+// What it does not model: bandwidth, account creation, contracts other than the token's transfer(address,uint256)
+// and balanceOf(address), reorganisations, other witnesses.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -25,6 +32,8 @@ const TAPOS_WINDOW = 65_536;
 /** keccak256("Transfer(address,address,uint256)") */
 const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 const TRANSFER_SELECTOR = 'a9059cbb';
+/** keccak256("balanceOf(address)")[0..4] */
+const BALANCE_OF_SELECTOR = '70a08231';
 /** What a USDT transfer costs in energy to a holder and to an address that holds none yet. */
 export const TRANSFER_ENERGY = { toHolder: 64_285, toNewHolder: 130_285 };
 const NET_USAGE = 345;
@@ -74,6 +83,10 @@ export interface TronNode {
   advanceTime(ms: number, options?: { include?: boolean }): void;
   setTokenBalance(address: string, amount: bigint): void;
   tokenBalance(address: string): bigint;
+  /** Gives the account a TRX balance (sun): from then on getaccount shows it and its transfers burn their energy fee from it. */
+  setTrxBalance(address: string, sun: bigint): void;
+  /** The account's TRX balance in sun; undefined for an account without one. */
+  trxBalance(address: string): bigint | undefined;
   /** The next broadcast that would be accepted is lost, as `how` says. */
   loseNextBroadcast(how: BroadcastLoss): void;
   /** The transaction reverts when it is executed (whether already pending or broadcast later). */
@@ -86,7 +99,7 @@ export interface TronNode {
   pending(): string[];
   broadcasts: BroadcastRecord[];
   /** Every request: its path and JSON body. */
-  calls: { path: string; body: unknown }[];
+  calls: { path: string; body: unknown; authorization: string | undefined }[];
   close(): Promise<void>;
 }
 
@@ -128,6 +141,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
   const energyPrice = options.energyPriceSun ?? 210;
   const blocks = new Map<number, Block>();
   const balances = new Map<string, bigint>();
+  /** TRX in sun, of the accounts given a balance. */
+  const trxBalances = new Map<string, bigint>();
   const transactions = new Map<string, StoredTransaction>();
   /** java-tron's transactionIdCache: txIDs the node took, mined or not. */
   const seen = new Set<string>();
@@ -155,9 +170,16 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     const energy = newHolder ? TRANSFER_ENERGY.toNewHolder : TRANSFER_ENERGY.toHolder;
     const energyFee = energy * energyPrice;
     const base = { id: tx.txID, blockNumber: block.number, blockTimeStamp: block.timestamp, contract_address: tokenHex };
-    if (energyFee > tx.feeLimit) {
+    // The energy the call may use: what the fee_limit buys, and no more than the owner's TRX buys.
+    const trx = trxBalances.get(tx.owner);
+    const energyLimit = Math.floor(Math.min(tx.feeLimit, trx === undefined ? Infinity : Number(trx)) / energyPrice);
+    const burn = (sun: number) => {
+      if (trx !== undefined) trxBalances.set(tx.owner, trx - BigInt(sun));
+    };
+    if (energy > energyLimit) {
       tx.contractRet = 'OUT_OF_ENERGY';
-      const used = Math.floor(tx.feeLimit / energyPrice);
+      const used = energyLimit;
+      burn(used * energyPrice);
       tx.info = {
         ...base,
         fee: used * energyPrice,
@@ -168,7 +190,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
       };
     } else if (tx.revert || fromBalance < tx.amount) {
       tx.contractRet = 'REVERT';
-      const used = 2_000;
+      const used = Math.min(2_000, energyLimit);
+      burn(used * energyPrice);
       tx.info = {
         ...base,
         fee: used * energyPrice,
@@ -179,6 +202,7 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
       };
     } else {
       tx.contractRet = 'SUCCESS';
+      burn(energyFee);
       balances.set(tx.owner, fromBalance - tx.amount);
       balances.set(tx.to, (balances.get(tx.to) ?? 0n) + tx.amount);
       tx.info = {
@@ -376,9 +400,65 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
         const tx = lookup(body, path.startsWith('/walletsolidity'));
         return sendJson(response, tx?.info ?? {});
       }
+      case '/wallet/getaccount': {
+        const address = hexAddress(body.address);
+        const trx = trxBalances.get(address);
+        return sendJson(response, trx === undefined ? {} : accountJson(address, trx, visible));
+      }
+      case '/wallet/triggerconstantcontract':
+        return sendJson(response, constantCall(body, visible));
       default:
         response.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
     }
+  };
+
+  /** An account as GetAccountServlet prints it: a plain account of one key, its zero fields left out. */
+  const accountJson = (address: string, trx: bigint, visible: boolean) => {
+    const shown = visible ? TronWeb.address.fromHex(address) : address;
+    const key = { address: shown, weight: 1 };
+    return {
+      address: shown,
+      ...(trx > 0n ? { balance: Number(trx) } : {}),
+      create_time: startTime,
+      net_window_size: 28_800,
+      net_window_optimized: true,
+      account_resource: { energy_window_size: 28_800, energy_window_optimized: true },
+      owner_permission: { permission_name: 'owner', threshold: 1, keys: [key] },
+      active_permission: [{ type: 'Active', id: 2, permission_name: 'active', threshold: 1, operations: '7fff1fc0033ec30f000000000000000000000000000000000000000000000000', keys: [key] }],
+      frozenV2: [{}, { type: 'ENERGY' }, { type: 'TRON_POWER' }],
+    };
+  };
+
+  /**
+   * A constant call as java-tron answers it (api.TransactionExtention): the token's balanceOf(address) at the
+   * head; another function of the token reverts (result true with its message, the transaction's ret FAILED);
+   * another contract is refused (CONTRACT_VALIDATE_ERROR); missing fields are the servlet's OTHER_ERROR.
+   */
+  const constantCall = (body: Record<string, unknown>, visible: boolean): Record<string, unknown> => {
+    const message = (text: string) => (visible ? text : utf8Hex(text));
+    const owner = hexAddress(body.owner_address);
+    const contract = hexAddress(body.contract_address);
+    const selector = typeof body.function_selector === 'string' ? body.function_selector : undefined;
+    for (const [name, given] of [['owner_address', owner], ['contract_address', contract]] as const) {
+      if (!given) return { result: { code: 'OTHER_ERROR', message: message(`class java.security.InvalidParameterException : ${name} isn't set.`) } };
+    }
+    if (!selector && typeof body.data !== 'string') return { result: { code: 'OTHER_ERROR', message: message("class java.security.InvalidParameterException : function_selector isn't set.") } };
+    if (contract !== tokenHex) return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: message('No contract or not a smart contract') } };
+    const data = (selector ? functionSelector(selector) + String(body.parameter ?? '') : String(body.data)).toLowerCase();
+    const balanceOf = data.startsWith(BALANCE_OF_SELECTOR) && /^[0-9a-f]{64}$/.test(data.slice(8)) && /^0{24}/.test(data.slice(8));
+    // java-tron builds the call as a transaction referring to the head, expiring 60 s after it.
+    const raw = {
+      contract: [{ parameter: { value: { data, owner_address: owner, contract_address: contract }, type_url: 'type.googleapis.com/protocol.TriggerSmartContract' }, type: 'TriggerSmartContract' }],
+      ref_block_bytes: (head.number & 0xffff).toString(16).padStart(4, '0'),
+      ref_block_hash: head.blockID.slice(16, 32),
+      expiration: head.timestamp + 60_000,
+      timestamp: head.timestamp,
+    };
+    const { rawDataHex, txID } = encode({ raw_data: raw });
+    const transaction = { ret: [balanceOf ? {} : { ret: 'FAILED' }], visible, txID, raw_data: raw, raw_data_hex: rawDataHex };
+    if (!balanceOf) return { result: { result: true, message: message('REVERT opcode executed') }, energy_used: 230, constant_result: [''], transaction };
+    const holder = `41${data.slice(8 + 24)}`;
+    return { result: { result: true }, energy_used: 935, constant_result: [(balances.get(holder) ?? 0n).toString(16).padStart(64, '0')], transaction };
   };
 
   const sockets = new Set<Socket>();
@@ -398,10 +478,10 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
       try {
         body = request.method === 'GET' ? Object.fromEntries(url.searchParams) : text.trim() === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
       } catch (error) {
-        calls.push({ path: url.pathname, body: text });
+        calls.push({ path: url.pathname, body: text, authorization: request.headers.authorization });
         return sendJson(response, { Error: `class com.alibaba.fastjson.JSONException : ${(error as Error).message}` });
       }
-      calls.push({ path: url.pathname, body });
+      calls.push({ path: url.pathname, body, authorization: request.headers.authorization });
       handle(url.pathname, body, response);
     });
   });
@@ -428,6 +508,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     advanceTime: (ms, options) => produceBlocks(Math.max(1, Math.ceil(ms / BLOCK_INTERVAL_MS)), options),
     setTokenBalance: (address, amount) => balances.set(TronWeb.address.toHex(address).toLowerCase(), amount),
     tokenBalance: (address) => balances.get(TronWeb.address.toHex(address).toLowerCase()) ?? 0n,
+    setTrxBalance: (address, sun) => trxBalances.set(TronWeb.address.toHex(address).toLowerCase(), sun),
+    trxBalance: (address) => trxBalances.get(TronWeb.address.toHex(address).toLowerCase()),
     loseNextBroadcast: (how) => {
       loseNext = how;
     },
@@ -459,6 +541,11 @@ class ServletError extends Error {}
 
 function sendJson(response: ServerResponse, body: unknown): void {
   response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** A function's selector from its signature, as Util.parseMethod makes it (tronweb's keccak256). */
+function functionSelector(signature: string): string {
+  return tronUtils.ethersUtils.keccak256(Buffer.from(signature.replace(/\s/g, ''), 'utf8')).slice(2, 10);
 }
 
 function utf8Hex(text: string): string {

@@ -1,7 +1,8 @@
 // Tron payouts against the stand-in of a node's HTTP API (test/support/tron-node.ts): broadcast, the
 // answers to the same bytes sent again, expiry and the safe rebuild, lost requests and answers, reverts,
-// a node that is down, and the proof read from gettransactioninfobyid. The stand-in verifies what
-// java-tron verifies, with tronweb's protobuf and recovery.
+// a node that is down, and the proof read from gettransactioninfobyid; the accounts' TRX and the token's
+// balanceOf as tronweb reads them. The stand-in verifies what java-tron verifies, with tronweb's protobuf
+// and recovery.
 import { sha256 } from '@noble/hashes/sha2.js';
 import { TronWeb } from 'tronweb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -311,5 +312,77 @@ describe('a TRC-20 payout broadcast to the node', () => {
     node.setDown(false);
     expect(await broadcast(tx)).toEqual({ result: true, txid: tx.txID });
     node.produceBlocks(1);
+  });
+});
+
+describe("the stand-in's accounts and constant calls, read by tronweb as it reads a java-tron node", () => {
+  // An account of its own: its TRX balance is modelled from here on, which the tests above do without.
+  const payer = new HotWallet('Tron', sha256(new TextEncoder().encode('the Tron TRX-paying wallet')));
+  const tronWeb = () => new TronWeb({ fullHost: node.url });
+
+  async function payerTransfer(to: string, amount: bigint, feeLimit = FEE_LIMIT): Promise<SignedTronTransaction> {
+    const referenceBlock = referenceBlockOf(await post('/wallet/getnowblock'));
+    return signTrc20Transfer(payer, { referenceBlock, expiration: referenceBlock.timestamp + 60_000, feeLimit, token: USDT, to, amount });
+  }
+
+  it("answers balanceOf through triggerconstantcontract (constant_result) and the TRX balance through getaccount", async () => {
+    node.setTokenBalance(payer.address, 123_456_789n);
+    const { constant_result, result, transaction } = (await tronWeb().transactionBuilder.triggerConstantContract(USDT, 'balanceOf(address)', {}, [{ type: 'address', value: payer.address }], payer.address)) as unknown as {
+      constant_result: string[];
+      result: Json;
+      transaction: { txID: string; raw_data_hex: string; ret: unknown[] };
+    };
+    expect(result).toEqual({ result: true });
+    expect(BigInt(`0x${constant_result[0]}`)).toBe(123_456_789n);
+    expect(transaction.ret).toEqual([{}]);
+    expect(transaction.txID).toBe(Buffer.from(sha256(Buffer.from(transaction.raw_data_hex, 'hex'))).toString('hex'));
+    // A holder of nothing: a zero word.
+    const none = await post('/wallet/triggerconstantcontract', { owner_address: TronWeb.address.toHex(payer.address), contract_address: TronWeb.address.toHex(USDT), function_selector: 'balanceOf(address)', parameter: '0'.repeat(64) });
+    expect(none.constant_result).toEqual(['0'.repeat(64)]);
+
+    // Not activated: getaccount answers {} (tronweb's getUnconfirmedAccount reads /wallet/getaccount).
+    expect(await post('/wallet/getaccount', { address: TronWeb.address.toHex(payer.address) })).toEqual({});
+    expect(await tronWeb().trx.getUnconfirmedAccount(payer.address)).toEqual({});
+    node.setTrxBalance(payer.address, 0n);
+    const empty = await post('/wallet/getaccount', { address: TronWeb.address.toHex(payer.address) });
+    expect(empty.address).toBe(TronWeb.address.toHex(payer.address).toLowerCase());
+    expect(empty.balance).toBeUndefined(); // proto3 leaves a zero out
+    node.setTrxBalance(payer.address, 250_000_000n);
+    expect((await tronWeb().trx.getUnconfirmedAccount(payer.address)).balance).toBe(250_000_000);
+    expect(await post('/wallet/getaccount', { address: payer.address, visible: true })).toMatchObject({ address: payer.address, balance: 250_000_000 });
+  });
+
+  it('refuses another contract (CONTRACT_VALIDATE_ERROR), reverts another function, and names a missing field', async () => {
+    const other = toTronAddress(sha256(new TextEncoder().encode('not the token')).subarray(0, 20));
+    await expect(tronWeb().transactionBuilder.triggerConstantContract(other, 'balanceOf(address)', {}, [{ type: 'address', value: payer.address }], payer.address)).rejects.toThrow(
+      'No contract or not a smart contract',
+    );
+    const reverted = await post('/wallet/triggerconstantcontract', { owner_address: TronWeb.address.toHex(payer.address), contract_address: TronWeb.address.toHex(USDT), function_selector: 'totalSupply()' });
+    expect(reverted).toMatchObject({ result: { result: true }, transaction: { ret: [{ ret: 'FAILED' }] } });
+    expect(text((reverted.result as Json).message)).toBe('REVERT opcode executed');
+    const missing = await post('/wallet/triggerconstantcontract', { contract_address: TronWeb.address.toHex(USDT), function_selector: 'balanceOf(address)' });
+    expect(missing.result).toMatchObject({ code: 'OTHER_ERROR' });
+    expect(text((missing.result as Json).message)).toMatch(/owner_address isn't set/);
+  });
+
+  it('burns the energy fee from the TRX of an account that has some, and runs out of energy when its TRX buys less than it needs', async () => {
+    node.setTokenBalance(payer.address, 100_000_000n);
+    node.setTrxBalance(payer.address, 100_000_000n);
+    const to = destination();
+    const paid = await payerTransfer(to, 10_000_000n);
+    expect(await broadcast(paid)).toMatchObject({ result: true });
+    node.produceBlocks(1);
+    const energyFee = TRANSFER_ENERGY.toNewHolder * 210;
+    expect((await info(paid.txID)).receipt).toMatchObject({ result: 'SUCCESS', energy_fee: energyFee });
+    expect(node.trxBalance(payer.address)).toBe(100_000_000n - BigInt(energyFee));
+
+    // 1 TRX buys 4,761 energy: the call stops there, its TRX burnt, no token moved.
+    node.setTrxBalance(payer.address, 1_000_000n);
+    const starved = await payerTransfer(destination(), 10_000_000n);
+    expect(await broadcast(starved)).toMatchObject({ result: true });
+    node.produceBlocks(1);
+    expect(await info(starved.txID)).toMatchObject({ result: 'FAILED', receipt: { result: 'OUT_OF_ENERGY', energy_usage_total: 4_761 } });
+    expect(node.trxBalance(payer.address)).toBe(1_000_000n - 4_761n * 210n);
+    expect(node.tokenBalance(payer.address)).toBe(90_000_000n);
   });
 });
