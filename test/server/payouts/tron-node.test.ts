@@ -1,0 +1,119 @@
+// The Tron payout job's client of a node's HTTP API (src/server/payouts/tron-node.ts), against the stand-in
+// of java-tron's answers (test/support/tron-node.ts): blocks, a broadcast and its refusals, whether a
+// transaction is known and its solidified info, the hot wallet's balances, Basic authentication from the
+// URL, and errors that never repeat the URL.
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toTronAddress } from '../../../src/server/addresses/derivation.js';
+import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { provesTransfer } from '../../../src/server/payouts/transfer-proof.js';
+import { signTrc20Transfer, type SignedTronTransaction } from '../../../src/server/payouts/tron.js';
+import { TronNode, TronNodeError } from '../../../src/server/payouts/tron-node.js';
+import { startTronNode, type TronNode as StandIn } from '../../support/tron-node.js';
+
+const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+const wallet = new HotWallet('Tron', sha256(new TextEncoder().encode('the Tron node client test wallet')));
+let standIn: StandIn;
+let client: TronNode;
+let destinations = 0;
+const destination = () => toTronAddress(sha256(new TextEncoder().encode(`client destination ${++destinations}`)).subarray(0, 20));
+/** The URL with a user and a password, as an operator may set TRON_API_URL. */
+const credentialsUrl = () => standIn.url.replace('http://', 'http://payer:s3cret%2Fkey@');
+
+beforeAll(async () => {
+  standIn = await startTronNode({ token: USDT });
+  standIn.produceBlocks(30);
+  standIn.setTokenBalance(wallet.address, 500_000_000n);
+  client = new TronNode(credentialsUrl());
+});
+afterAll(async () => {
+  await standIn?.close();
+});
+
+async function transfer(amount: bigint, to = destination()): Promise<SignedTronTransaction> {
+  const referenceBlock = await client.headBlock();
+  return signTrc20Transfer(wallet, { referenceBlock, expiration: referenceBlock.timestamp + 60_000, feeLimit: 50_000_000, token: USDT, to, amount });
+}
+
+describe('the Tron node client', () => {
+  it('reads the head and the solidified block, with the URL\'s user and password as Basic authentication', async () => {
+    const calls = standIn.calls.length;
+    expect(await client.headBlock()).toEqual({ number: standIn.head.number, hash: standIn.head.blockID, timestamp: standIn.head.timestamp });
+    expect(await client.solidBlock()).toEqual({ number: standIn.solid.number, hash: standIn.solid.blockID, timestamp: standIn.solid.timestamp });
+    const made = standIn.calls.slice(calls);
+    expect(made.map((c) => c.path)).toEqual(['/wallet/getnowblock', '/walletsolidity/getnowblock']);
+    for (const call of made) expect(call.authorization).toBe(`Basic ${Buffer.from('payer:s3cret/key').toString('base64')}`);
+    const anonymous = new TronNode(standIn.url);
+    await anonymous.headBlock();
+    expect(standIn.calls.at(-1)!.authorization).toBeUndefined();
+  });
+
+  it('broadcasts: taken, then known (DUP_TRANSACTION_ERROR is success); a refusal throws its code and its message decoded', async () => {
+    const tx = await transfer(1_000_000n);
+    expect(await client.broadcast(JSON.stringify(tx))).toBe('sent');
+    expect(await client.broadcast(JSON.stringify(tx))).toBe('known');
+    standIn.produceBlocks(1);
+    expect(await client.broadcast(tx)).toBe('known');
+
+    const other = await transfer(2_000_000n);
+    const forged = { ...other, signature: [tx.signature[0]] as [string] };
+    const refusal = await client.broadcast(forged).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(TronNodeError);
+    expect(refusal).toMatchObject({ code: 'SIGERROR', message: expect.stringMatching(/^broadcasttransaction refused: SIGERROR: Validate signature error: [0-9a-f]{64} transaction signature validate failed$/) });
+  });
+
+  it('knows a transaction only in a block, and reads its info only once that block is solidified: the proof, or why it failed', async () => {
+    const to = destination();
+    const tx = await transfer(3_000_000n, to);
+    await client.broadcast(tx);
+    expect(await client.knows(tx.txID)).toBe(false); // pending: java-tron's gettransactionbyid does not know it
+    standIn.produceBlocks(1);
+    expect(await client.knows(tx.txID)).toBe(true);
+    expect(await client.solidifiedInfo(tx.txID)).toBeUndefined();
+    standIn.produceBlocks(19);
+    const info = await client.solidifiedInfo(tx.txID);
+    expect(info).toMatchObject({ blockNumber: standIn.head.number - 19, result: 'SUCCESS', failed: false, message: undefined });
+    expect(provesTransfer('Tron', info!.logs, { token: USDT, from: wallet.address, to, amount: 3_000_000n })).toBe(true);
+
+    standIn.revertNextBroadcast();
+    const reverted = await transfer(4_000_000n);
+    await client.broadcast(reverted);
+    standIn.produceBlocks(20);
+    expect(await client.solidifiedInfo(reverted.txID)).toEqual({ blockNumber: standIn.head.number - 19, result: 'REVERT', failed: true, message: 'REVERT opcode executed', logs: [] });
+    expect(await client.solidifiedInfo('00'.repeat(32))).toBeUndefined();
+  });
+
+  it("reads the hot wallet's token balance (balanceOf) and TRX balance (0 for an account the chain does not have)", async () => {
+    expect(await client.tokenBalance(USDT, wallet.address)).toBe(standIn.tokenBalance(wallet.address));
+    const fresh = destination();
+    expect(await client.tokenBalance(USDT, fresh)).toBe(0n);
+    expect(await client.trxBalance(fresh)).toBe(0n);
+    standIn.setTrxBalance(fresh, 0n);
+    expect(await client.trxBalance(fresh)).toBe(0n);
+    standIn.setTrxBalance(fresh, 123_000_000n);
+    expect(await client.trxBalance(fresh)).toBe(123_000_000n);
+    await expect(client.tokenBalance(destination(), wallet.address)).rejects.toThrow(/CONTRACT_VALIDATE_ERROR: No contract or not a smart contract/);
+  });
+
+  it('fails with the path and why, never the URL: a node that is down, one that never answers', async () => {
+    standIn.setDown(true);
+    const down = await client.headBlock().catch((error: unknown) => error as Error);
+    standIn.setDown(false);
+    expect(down).toBeInstanceOf(TronNodeError);
+    expect(down.message).toMatch(/^\/wallet\/getnowblock: connection failed/);
+    const port = new URL(standIn.url).port;
+    for (const secret of ['s3cret', 'payer', port, '127.0.0.1']) expect(down.message).not.toContain(secret);
+
+    const silent: Server = createServer(() => {}); // takes the connection, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://payer:s3cret@127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const slow = await new TronNode(url, 200).solidifiedInfo('00'.repeat(32)).catch((error: unknown) => error as Error);
+      expect(slow.message).toBe('/walletsolidity/gettransactioninfobyid: no answer within 200 ms');
+    } finally {
+      silent.close();
+    }
+  });
+});
