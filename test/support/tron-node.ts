@@ -81,7 +81,9 @@ export interface TronNode {
   produceBlocks(count?: number, options?: { include?: boolean }): void;
   /** Lets `ms` of chain time pass: as many empty-or-packing blocks as fit (at least one). */
   advanceTime(ms: number, options?: { include?: boolean }): void;
+  /** Sets the balance at the head; the solidity API sees it once the next block is solidified. */
   setTokenBalance(address: string, amount: bigint): void;
+  /** The balance at the head. */
   tokenBalance(address: string): bigint;
   /** Gives the account a TRX balance (sun): from then on getaccount shows it and its transfers burn their energy fee from it. */
   setTrxBalance(address: string, sun: bigint): void;
@@ -95,6 +97,11 @@ export interface TronNode {
   revertNextBroadcast(): void;
   /** While down, every connection is closed at once (a node that went away). */
   setDown(down: boolean): void;
+  /**
+   * The solidity API's transaction reads (gettransactionbyid, gettransactioninfobyid) come from a backend
+   * `blocks` behind the one that answers its getnowblock: a load balancer over nodes not in step.
+   */
+  lagSolidityReads(blocks: number): void;
   /** txIDs waiting for a block. */
   pending(): string[];
   broadcasts: BroadcastRecord[];
@@ -151,6 +158,7 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
   let revertNext = false;
   let loseNext: BroadcastLoss | undefined;
   let down = false;
+  let solidityReadLag = 0;
   const broadcasts: BroadcastRecord[] = [];
   const calls: TronNode['calls'] = [];
 
@@ -162,6 +170,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
   const startTime = options.startTime ?? Math.floor(Date.now() / BLOCK_INTERVAL_MS) * BLOCK_INTERVAL_MS;
   let head = makeBlock(options.startBlock ?? 70_000_000, '0'.repeat(64), startTime);
   blocks.set(head.number, head);
+  /** The token's balances after each block: what the solidity API reads (a balance set counts from the next block). */
+  const balancesAfter = new Map<number, Map<string, bigint>>([[head.number, new Map()]]);
   const solidNumber = () => Math.max(head.number - solidLag, options.startBlock ?? 70_000_000);
 
   const execute = (tx: StoredTransaction, block: Block) => {
@@ -234,6 +244,7 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
         for (const id of pendingIds) execute(transactions.get(id)!, block);
         pendingIds = [];
       }
+      balancesAfter.set(block.number, new Map(balances));
     }
   };
 
@@ -370,7 +381,7 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     const id = String(body.value ?? '').toLowerCase().replace(/^0x/, '');
     const tx = transactions.get(id);
     if (!tx || tx.block === undefined) return undefined;
-    if (solidOnly && tx.block > solidNumber()) return undefined;
+    if (solidOnly && tx.block > solidNumber() - solidityReadLag) return undefined;
     return tx;
   };
 
@@ -406,7 +417,9 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
         return sendJson(response, trx === undefined ? {} : accountJson(address, trx, visible));
       }
       case '/wallet/triggerconstantcontract':
-        return sendJson(response, constantCall(body, visible));
+        return sendJson(response, constantCall(body, visible, balances));
+      case '/walletsolidity/triggerconstantcontract':
+        return sendJson(response, constantCall(body, visible, balancesAfter.get(solidNumber())!));
       default:
         response.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
     }
@@ -430,11 +443,11 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
   };
 
   /**
-   * A constant call as java-tron answers it (api.TransactionExtention): the token's balanceOf(address) at the
-   * head; another function of the token reverts (result true with its message, the transaction's ret FAILED);
+   * A constant call as java-tron answers it (api.TransactionExtention): the token's balanceOf(address) in `state`
+   * (the head's, or the solidified block's); another function of the token reverts (result true with its message, the transaction's ret FAILED);
    * another contract is refused (CONTRACT_VALIDATE_ERROR); missing fields are the servlet's OTHER_ERROR.
    */
-  const constantCall = (body: Record<string, unknown>, visible: boolean): Record<string, unknown> => {
+  const constantCall = (body: Record<string, unknown>, visible: boolean, state: Map<string, bigint>): Record<string, unknown> => {
     const message = (text: string) => (visible ? text : utf8Hex(text));
     const owner = hexAddress(body.owner_address);
     const contract = hexAddress(body.contract_address);
@@ -458,7 +471,7 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     const transaction = { ret: [balanceOf ? {} : { ret: 'FAILED' }], visible, txID, raw_data: raw, raw_data_hex: rawDataHex };
     if (!balanceOf) return { result: { result: true, message: message('REVERT opcode executed') }, energy_used: 230, constant_result: [''], transaction };
     const holder = `41${data.slice(8 + 24)}`;
-    return { result: { result: true }, energy_used: 935, constant_result: [(balances.get(holder) ?? 0n).toString(16).padStart(64, '0')], transaction };
+    return { result: { result: true }, energy_used: 935, constant_result: [(state.get(holder) ?? 0n).toString(16).padStart(64, '0')], transaction };
   };
 
   const sockets = new Set<Socket>();
@@ -521,6 +534,9 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     },
     revertNextBroadcast: () => {
       revertNext = true;
+    },
+    lagSolidityReads: (blocks) => {
+      solidityReadLag = blocks;
     },
     setDown: (value) => {
       down = value;

@@ -336,6 +336,16 @@ describe("the stand-in's accounts and constant calls, read by tronweb as it read
     expect(BigInt(`0x${constant_result[0]}`)).toBe(123_456_789n);
     expect(transaction.ret).toEqual([{}]);
     expect(transaction.txID).toBe(Buffer.from(sha256(Buffer.from(transaction.raw_data_hex, 'hex'))).toString('hex'));
+    // The solidity API's balanceOf (tronweb's triggerConfirmedConstantContract) sees it once the next block is solidified.
+    const confirmed = async () => {
+      const answer = (await tronWeb().transactionBuilder.triggerConfirmedConstantContract(USDT, 'balanceOf(address)', {}, [{ type: 'address', value: payer.address }], payer.address)) as unknown as { constant_result: string[] };
+      return BigInt(`0x${answer.constant_result[0]}`);
+    };
+    expect(await confirmed()).toBe(0n);
+    node.produceBlocks(19);
+    expect(await confirmed()).toBe(0n);
+    node.produceBlocks(1);
+    expect(await confirmed()).toBe(123_456_789n);
     // A holder of nothing: a zero word.
     const none = await post('/wallet/triggerconstantcontract', { owner_address: TronWeb.address.toHex(payer.address), contract_address: TronWeb.address.toHex(USDT), function_selector: 'balanceOf(address)', parameter: '0'.repeat(64) });
     expect(none.constant_result).toEqual(['0'.repeat(64)]);
