@@ -103,9 +103,12 @@ export class TronNode {
     };
   }
 
-  /** The TRC-20 balance of `owner` (base58check) at the head: the token's balanceOf, called without a transaction. */
+  /**
+   * The TRC-20 balance of `owner` (base58check) at the solidified block: the token's balanceOf, called
+   * without a transaction. No transfer that is not solidified yet has moved it.
+   */
   async tokenBalance(token: string, owner: string): Promise<bigint> {
-    const answer = await this.post('/wallet/triggerconstantcontract', {
+    const answer = await this.post('/walletsolidity/triggerconstantcontract', {
       owner_address: hexAddress(owner),
       contract_address: hexAddress(token),
       function_selector: 'balanceOf(address)',

@@ -85,10 +85,15 @@ describe('the Tron node client', () => {
     expect(await client.solidifiedInfo('00'.repeat(32))).toBeUndefined();
   });
 
-  it("reads the hot wallet's token balance (balanceOf) and TRX balance (0 for an account the chain does not have)", async () => {
+  it("reads the hot wallet's token balance (balanceOf) at the solidified block, and its TRX balance (0 for an account the chain does not have)", async () => {
+    standIn.produceBlocks(20);
     expect(await client.tokenBalance(USDT, wallet.address)).toBe(standIn.tokenBalance(wallet.address));
     const fresh = destination();
-    expect(await client.tokenBalance(USDT, fresh)).toBe(0n);
+    standIn.setTokenBalance(fresh, 5_000_000n);
+    standIn.produceBlocks(19);
+    expect(await client.tokenBalance(USDT, fresh)).toBe(0n); // not solidified yet
+    standIn.produceBlocks(1);
+    expect(await client.tokenBalance(USDT, fresh)).toBe(5_000_000n);
     expect(await client.trxBalance(fresh)).toBe(0n);
     standIn.setTrxBalance(fresh, 0n);
     expect(await client.trxBalance(fresh)).toBe(0n);
@@ -99,7 +104,7 @@ describe('the Tron node client', () => {
 
   it('fails with the path and why, never the URL: a node that is down, one that never answers', async () => {
     standIn.setDown(true);
-    const down = await client.headBlock().catch((error: unknown) => error as Error);
+    const down = (await client.headBlock().catch((error: unknown) => error)) as Error;
     standIn.setDown(false);
     expect(down).toBeInstanceOf(TronNodeError);
     expect(down.message).toMatch(/^\/wallet\/getnowblock: connection failed/);
@@ -110,7 +115,7 @@ describe('the Tron node client', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://payer:s3cret@127.0.0.1:${(silent.address() as AddressInfo).port}`;
-      const slow = await new TronNode(url, 200).solidifiedInfo('00'.repeat(32)).catch((error: unknown) => error as Error);
+      const slow = (await new TronNode(url, 200).solidifiedInfo('00'.repeat(32)).catch((error: unknown) => error)) as Error;
       expect(slow.message).toBe('/walletsolidity/gettransactioninfobyid: no answer within 200 ms');
     } finally {
       silent.close();
