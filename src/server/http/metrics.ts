@@ -43,7 +43,7 @@ export function createMetrics(): Metrics {
       halted: new Gauge({ name: 'partner_chain_halted', help: '1 while crediting on the network is halted after a reorg deeper than its confirmations', labelNames: ['network'], registers: [registry] }),
     },
     payouts: {
-      hotWallet: new Gauge({ name: 'partner_payout_hot_wallet_balance', help: "The hot wallet's balance by network: asset token in the token's smallest units, asset gas in the network's own (wei)", labelNames: ['network', 'asset'], registers: [registry] }),
+      hotWallet: new Gauge({ name: 'partner_payout_hot_wallet_balance', help: "The hot wallet's balance by network: asset token in the token's smallest units, asset gas in the network's own (wei on Ethereum, sun of TRX on Tron)", labelNames: ['network', 'asset'], registers: [registry] }),
       payouts: new Gauge({ name: 'partner_payouts', help: 'Withdrawals by where their payout stands: queued, waiting_for_funds (the hot wallet does not cover them yet), in_flight (their transaction is out)', labelNames: ['network', 'state'], registers: [registry] }),
       confirmed: new Counter({ name: 'partner_payouts_confirmed_total', help: 'Payouts the chain confirmed (DONE) since the start', labelNames: ['network'], registers: [registry] }),
       failed: new Counter({ name: 'partner_payouts_failed_total', help: 'Payouts that failed (reverted, refused by the token, not covered in time) since the start', labelNames: ['network'], registers: [registry] }),

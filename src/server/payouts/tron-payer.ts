@@ -1,0 +1,268 @@
+// The Tron payout job's round (docs/design.md#paying-out): first what is out, then what is to pay.
+//
+// Never twice: a payout's TRC-20 transfer is built and signed offline, its txID (sha256 of its raw data)
+// fixed before signing, and written with its broadcast body (its intent) in the transaction that moves
+// the withdrawal to `sent`; only then is it broadcast. Tron has no nonces: a transaction can be included
+// until its expiration and never after. So the same bytes are sent again while it may still be included
+// (DUP_TRANSACTION_ERROR is success), and a new transaction (new reference block, new expiration, new
+// txID) is built only once the solidified block's time is past the old one's expiration and the node
+// knows the old txID in no block: then the old one can never be included anywhere. The chain alone
+// makes a withdrawal DONE: a solidified transaction whose receipt says SUCCESS and whose logs hold the
+// token's Transfer from the hot wallet to the destination for the exact amount.
+import type { Database } from '../db/database.js';
+import type { Logger } from '../shared/logger.js';
+import { formatDecimalUnits } from '../shared/money.js';
+import { moveWithdrawal, type WithdrawalMove } from '../withdrawals/settlement.js';
+import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
+import { PayoutRequestError } from './errors.js';
+import type { HotWallet } from './hot-wallet.js';
+import type { PayoutGauges } from './payout-gauges.js';
+import { awaitFunds, markBroadcast, markTransaction, payoutCounts, queuedWithdrawals, recordIntent, sentPayouts, type PayoutTransaction, type SentPayout } from './payout-store.js';
+import { decodeTokenTransfer, provesTransfer, type ChainLog } from './transfer-proof.js';
+import { MAX_EXPIRATION_MS, signTrc20Transfer, type TronReferenceBlock } from './tron.js';
+import type { TronNode, TronTransactionInfo } from './tron-node.js';
+
+export interface TronPayerOptions {
+  db: Database;
+  node: TronNode;
+  /** The hot wallet; without one the job only checks the operator's recorded transactions. */
+  wallet: HotWallet | undefined;
+  /** The TRC-20 contract, base58check (T…). */
+  token: string;
+  /** The most TRX (sun) a payout may burn for its energy: its fee_limit, and what the hot wallet must hold for it. */
+  feeLimitSun: number;
+  /** How long after its reference block a payout's transaction may be included (at most 24 hours). */
+  expirationSeconds: number;
+  fundsWaitHours: number;
+  log?: Logger | undefined;
+  gauges?: PayoutGauges | undefined;
+  now?: () => number;
+}
+
+/** Payouts signed in one round at most: a long queue is paid over several rounds. */
+const BATCH = 20;
+
+export class TronPayer {
+  private readonly now: () => number;
+  /** The last raw_data.timestamp this payer wrote: each of its transactions has its own. */
+  private lastTimestamp = 0;
+
+  constructor(private readonly options: TronPayerOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** One round: what is out, then what is to pay. True when more is to pay at once (a full batch). */
+  async round(): Promise<boolean> {
+    const { node, db } = this.options;
+    const head = await node.headBlock();
+    const solid = await node.solidBlock();
+    const sent = await sentPayouts(db, 'Tron');
+    // The payouts whose transfer may still take the hot wallet's tokens.
+    const out: SentPayout[] = [];
+    for (const payout of sent) if (await this.follow(payout, head, solid)) out.push(payout);
+    const signed = this.options.wallet ? await this.pay(this.options.wallet, head, out) : 0;
+    if (this.options.gauges) {
+      for (const [state, count] of Object.entries(await payoutCounts(db, 'Tron'))) this.options.gauges.payouts.set({ network: 'Tron', state }, count);
+    }
+    return signed === BATCH;
+  }
+
+  private log(level: 'info' | 'warn' | 'error', withdrawal: WithdrawalRow, fields: Record<string, unknown>, message: string) {
+    this.options.log?.[level]?.({ network: 'Tron', withdrawal: withdrawal.uuid, ...fields }, message);
+  }
+
+  /** Moves a withdrawal as the chain says; a move refused (it moved meanwhile) changes nothing. */
+  private move(withdrawal: WithdrawalRow, move: WithdrawalMove) {
+    return this.options.db.transaction((tx) => moveWithdrawal(tx, withdrawal.uuid, move));
+  }
+
+  /**
+   * A payout that is out: DONE or FAILED once a transaction of it is solidified; else its transaction sent
+   * again, or, once it can never be included, a new one. True while the hot wallet's transfer is still out.
+   * Each step moves the withdrawal before it marks the transactions, so that a crash between the two
+   * leaves a withdrawal that the next round still knows what to do with.
+   */
+  private async follow({ withdrawal, transactions }: SentPayout, head: TronReferenceBlock, solid: TronReferenceBlock): Promise<boolean> {
+    const { node } = this.options;
+    const live = transactions.filter((t) => t.state !== 'dropped' && t.state !== 'failed');
+    for (const transaction of live) {
+      const info = await node.solidifiedInfo(transaction.tx_hash);
+      if (!info) continue;
+      await this.settle(withdrawal, transaction, info);
+      return false;
+    }
+    const own = live.filter((t) => t.payer === 'hot_wallet');
+    if (own.length === 0) return false; // the operator's transaction: not solidified yet
+    const latest = own.at(-1)!;
+    const expiration = latest.expires_at!.getTime();
+    if (solid.timestamp > expiration && !(await node.knows(latest.tx_hash))) {
+      // Expired before the solidified block and in no block: no node can include it any more.
+      this.log('warn', withdrawal, { txId: latest.tx_hash, expiredAt: latest.expires_at!.toISOString() }, 'payout expired and no block holds it: it can never be included');
+      if (!this.options.wallet) {
+        await this.move(withdrawal, { to: 'requeued', reason: 'its transaction expired without being included' });
+        for (const transaction of own) await markTransaction(this.options.db, transaction.id, 'dropped');
+        return false;
+      }
+      const rebuilt = await this.signAndRecord(this.options.wallet, withdrawal, head, 'resent');
+      for (const transaction of own) await markTransaction(this.options.db, transaction.id, 'dropped');
+      if (!rebuilt) return false;
+      await this.broadcast(withdrawal, rebuilt);
+      return true;
+    }
+    // Past its expiration for new blocks: nothing to send; it waits for the solidified block to pass it.
+    if (head.timestamp <= expiration) await this.broadcast(withdrawal, latest);
+    return true;
+  }
+
+  /** A solidified transaction: DONE with its proof, FAILED when it failed on chain. */
+  private async settle(withdrawal: WithdrawalRow, transaction: PayoutTransaction, info: TronTransactionInfo): Promise<void> {
+    const { db } = this.options;
+    const blockNumber = BigInt(info.blockNumber);
+    const expected = { token: this.options.token, from: transaction.from_address ?? '', to: withdrawal.destination_address, amount: withdrawal.amount_units };
+    const succeeded = info.result === 'SUCCESS' && !info.failed;
+    const proven = succeeded && (transaction.payer === 'hot_wallet' ? provesTransfer('Tron', info.logs, expected) : provesAnySender(info.logs, expected));
+    if (proven) {
+      await this.move(withdrawal, { to: 'DONE', txId: transaction.tx_hash });
+      await markTransaction(db, transaction.id, 'mined', blockNumber);
+      this.log('info', withdrawal, { txId: transaction.tx_hash, block: info.blockNumber }, 'payout solidified: DONE');
+      this.options.gauges?.confirmed.inc({ network: 'Tron' });
+      return;
+    }
+    const what = succeeded ? `carries no transfer of exactly ${formatDecimalUnits(withdrawal.amount_units)} USDT to the destination` : `failed on chain (${info.result}${info.message ? `: ${info.message}` : ''})`;
+    if (transaction.payer === 'operator') {
+      // The operator's payment did not pay it: the withdrawal waits for another.
+      this.log('warn', withdrawal, { txId: transaction.tx_hash }, `the operator's recorded transaction ${what}: the withdrawal is queued again`);
+      await this.move(withdrawal, { to: 'requeued', reason: `the recorded transaction ${what}` });
+      await markTransaction(db, transaction.id, 'failed', blockNumber);
+      return;
+    }
+    if (!succeeded) {
+      this.log('warn', withdrawal, { txId: transaction.tx_hash, result: info.result }, 'payout failed on chain: FAILED, its hold released');
+      this.options.gauges?.failed.inc({ network: 'Tron' });
+      await this.move(withdrawal, { to: 'reverted', reason: `Its transfer ${transaction.tx_hash} failed on chain (${info.result}); nothing was paid.` });
+      await markTransaction(db, transaction.id, 'failed', blockNumber);
+      return;
+    }
+    // Our own transaction ran and moved something else: never guessed at, for the operator to look at.
+    await markTransaction(db, transaction.id, 'failed', blockNumber);
+    this.log('error', withdrawal, { txId: transaction.tx_hash }, `payout solidified without its transfer (${what}): left for the operator`);
+  }
+
+  /** Sends the signed bytes (again: after a crash, a lost answer, a node that dropped them). */
+  private async broadcast(withdrawal: WithdrawalRow, transaction: PayoutTransaction): Promise<void> {
+    try {
+      const result = await this.options.node.broadcast(transaction.raw!);
+      if (transaction.broadcast_at === null) {
+        await markBroadcast(this.options.db, transaction.id);
+        if (result === 'sent') this.log('info', withdrawal, { txId: transaction.tx_hash }, 'payout broadcast');
+      }
+    } catch (error) {
+      this.log('warn', withdrawal, { txId: transaction.tx_hash, err: (error as Error).message }, 'payout broadcast failed; sent again next round');
+    }
+  }
+
+  /**
+   * Builds and signs the transfer with the head as its reference block, expiring TRON_PAYOUT_EXPIRATION_SECONDS
+   * after it, and writes it (moving the withdrawal on) before anything is broadcast. Undefined when the
+   * withdrawal was not where the move needs it: then nothing was written and nothing may be sent.
+   */
+  private async signAndRecord(wallet: HotWallet, withdrawal: WithdrawalRow, head: TronReferenceBlock, move: 'sent' | 'resent'): Promise<PayoutTransaction | undefined> {
+    const expiration = head.timestamp + Math.min(this.options.expirationSeconds * 1000, MAX_EXPIRATION_MS);
+    const transfer = signTrc20Transfer(wallet, {
+      referenceBlock: head,
+      expiration,
+      timestamp: this.timestamp(head, expiration),
+      feeLimit: this.options.feeLimitSun,
+      token: this.options.token,
+      to: withdrawal.destination_address,
+      amount: withdrawal.amount_units,
+    });
+    const intent = {
+      withdrawalUuid: withdrawal.uuid,
+      network: 'Tron' as const,
+      payer: 'hot_wallet' as const,
+      fromAddress: wallet.address,
+      nonce: null,
+      txHash: transfer.txID,
+      raw: JSON.stringify(transfer),
+      expiresAt: new Date(expiration),
+    };
+    const written = await recordIntent(this.options.db, intent, move);
+    if (written) this.log('info', withdrawal, { txId: transfer.txID, referenceBlock: head.number, expiresAt: intent.expiresAt.toISOString() }, move === 'sent' ? 'payout signed and written' : 'payout rebuilt, signed and written');
+    return written;
+  }
+
+  /**
+   * raw_data.timestamp: the clock's time within the reference block's time and the expiration, and never
+   * the same twice from this payer, so that two payouts of one amount to one address are two transactions
+   * with two txIDs. (Should two payers ever build the same bytes, the txID's unique row refuses the second.)
+   */
+  private timestamp(head: TronReferenceBlock, expiration: number): number {
+    const time = Math.min(Math.max(head.timestamp, Math.min(this.now(), expiration - 1), this.lastTimestamp + 1), expiration - 1);
+    this.lastTimestamp = time;
+    return time;
+  }
+
+  /** Signs, writes and broadcasts the queued withdrawals the hot wallet covers; how many it signed. */
+  private async pay(wallet: HotWallet, head: TronReferenceBlock, out: SentPayout[]): Promise<number> {
+    const { db, node, token, feeLimitSun } = this.options;
+    const queued = await queuedWithdrawals(db, 'Tron', BATCH);
+    const tokens = await node.tokenBalance(token, wallet.address);
+    const trx = await node.trxBalance(wallet.address);
+    this.options.gauges?.hotWallet.set({ network: 'Tron', asset: 'token' }, Number(tokens));
+    this.options.gauges?.hotWallet.set({ network: 'Tron', asset: 'gas' }, Number(trx));
+    // The solidified balance, less what the payouts out will take: none of them is solidified, so none has
+    // moved it yet (a head balance would count a payout included but not solidified twice).
+    let available = tokens - out.reduce((sum, p) => sum + p.withdrawal.amount_units, 0n);
+    let trxAvailable = trx;
+    const feeLimit = BigInt(feeLimitSun);
+    let signed = 0;
+    for (const withdrawal of queued) {
+      if (withdrawal.amount_units > available) {
+        await this.waitForFunds(withdrawal, `the hot wallet holds ${formatDecimalUnits(available < 0n ? 0n : available)} USDT beyond the payouts out`);
+        continue;
+      }
+      // The energy is paid in TRX burnt up to the fee_limit: the hot wallet must hold all of it.
+      if (feeLimit > trxAvailable) {
+        await this.waitForFunds(withdrawal, `the hot wallet holds ${trxAvailable} sun of TRX, less than the fee limit of ${feeLimit} sun for its energy`);
+        continue;
+      }
+      let written: PayoutTransaction | undefined;
+      try {
+        written = await this.signAndRecord(wallet, withdrawal, head, 'sent');
+      } catch (error) {
+        if (!(error instanceof PayoutRequestError)) throw error;
+        this.log('warn', withdrawal, { err: error.message }, 'no Tron transfer can pay this withdrawal: FAILED, its hold released');
+        this.options.gauges?.failed.inc({ network: 'Tron' });
+        await this.move(withdrawal, { to: 'FAILED', reason: `No Tron transfer can pay it (${error.message}); nothing was paid.` });
+        continue;
+      }
+      // Not written (the withdrawal moved meanwhile): never broadcast.
+      if (!written) continue;
+      signed += 1;
+      available -= withdrawal.amount_units;
+      trxAvailable -= feeLimit;
+      await this.broadcast(withdrawal, written);
+    }
+    return signed;
+  }
+
+  /** The hot wallet cannot cover it yet: it waits (a metric, /readyz); past PAYOUT_FUNDS_WAIT_HOURS it fails. */
+  private async waitForFunds(withdrawal: WithdrawalRow, why: string): Promise<void> {
+    const since = await awaitFunds(this.options.db, withdrawal.uuid);
+    if (this.now() - since.getTime() < this.options.fundsWaitHours * 3_600_000) {
+      this.log('warn', withdrawal, { amount: formatDecimalUnits(withdrawal.amount_units) }, `payout waits: ${why}`);
+      return;
+    }
+    this.options.gauges?.failed.inc({ network: 'Tron' });
+    await this.move(withdrawal, { to: 'FAILED', reason: `The platform's hot wallet did not cover it within ${this.options.fundsWaitHours} hours; nothing was paid.` });
+  }
+}
+
+/** An operator's payment may come from any of their addresses: the transfer to the destination, of the amount. */
+function provesAnySender(logs: readonly ChainLog[], expected: { token: string; to: string; amount: bigint }): boolean {
+  return logs.some((log) => {
+    const transfer = decodeTokenTransfer('Tron', log);
+    return transfer !== undefined && provesTransfer('Tron', [log], { ...expected, from: transfer.from });
+  });
+}
