@@ -1,6 +1,7 @@
 // The platform's background work: a scanner per network with an RPC URL, the callback dispatcher, the
-// expiry job, the pruning of old events and, in the sandbox, the settlement of withdrawals. Started by
-// `partner-api serve`, stopped before the database closes.
+// expiry job, the pruning of old events, in the sandbox the settlement of withdrawals, and a payout job per
+// network with a node to pay through (Ethereum's RPC URL, Tron's TRON_API_URL). Started by `partner-api
+// serve`, stopped before the database closes.
 import { CallbackDispatcher } from '../callbacks/dispatcher.js';
 import { ChainScanner } from '../chain/scanner.js';
 import type { Config } from '../config.js';
@@ -10,10 +11,13 @@ import { PRUNE_BATCH, pruneEvents } from '../callbacks/retention.js';
 import { JobLease, type LeaseGauge } from './lease.js';
 import { runRepeatedly } from '../shared/repeat.js';
 import { SANDBOX_SETTLE_BATCH, settleDueSandboxWithdrawals } from '../withdrawals/sandbox-settlement.js';
-import { ConfigError } from '../config.js';
+import { ConfigError, USDT_CONTRACTS } from '../config.js';
 import { JsonRpcClient } from '../chain/rpc.js';
 import { EthereumNode } from '../payouts/ethereum-node.js';
 import { EthereumPayer } from '../payouts/ethereum-payer.js';
+import { TronNode } from '../payouts/tron-node.js';
+import { TronPayer } from '../payouts/tron-payer.js';
+import { toTronAddress } from '../addresses/derivation.js';
 import { HotWalletKeyError, loadHotWallet, type HotWallet } from '../payouts/hot-wallet.js';
 import type { PayoutGauges } from '../payouts/payout-gauges.js';
 import type { Network } from '../shared/network.js';
@@ -31,6 +35,13 @@ const EXPIRY_BATCH = 500;
 const PRUNE_INTERVAL_MS = 3_600_000;
 /** How often the sandbox looks for withdrawals due to settle by themselves. */
 const SANDBOX_SETTLE_INTERVAL_MS = 1000;
+/** Tron makes a block every 3 seconds: how often its payer looks when no scanner's interval is set. */
+const TRON_BLOCK_SECONDS = 3;
+
+/** A Tron contract as the wiring holds it (0x hex once settled) in its base58check form (T…). */
+function tronAddressOf(contract: string): string {
+  return contract.startsWith('0x') ? toTronAddress(Buffer.from(contract.slice(2), 'hex')) : contract;
+}
 
 
 /** Starts the jobs; refuses (ScannerStartError) a network that cannot be scanned safely. */
@@ -49,6 +60,7 @@ async function hotWallet(config: Config, network: Network): Promise<HotWallet | 
 export async function startJobs(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaseGauge?: LeaseGauge; payoutGauges?: PayoutGauges }): Promise<Jobs> {
   const { config, db, now, log } = deps;
   const ethereumWallet = await hotWallet(config, 'Ethereum');
+  const tronWallet = await hotWallet(config, 'Tron');
   const scanners = (['Tron', 'Ethereum'] as const).flatMap((network) => {
     const { chain, confirmations } = config.networks[network];
     if (!chain) return [];
@@ -106,6 +118,25 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
     const lease = leaseOf('payout:Ethereum');
     payoutLeases.push(lease);
     payouts.push(runRepeatedly(async () => (await lease.holds()) && payer.round(), ethereumChain.pollIntervalSeconds * 1000, (error) => log?.warn({ err: error }, 'paying Ethereum withdrawals failed')));
+  }
+  // Tron's payouts go through its HTTP API (TRON_API_URL), not the JSON-RPC the scanner reads.
+  const tronApiUrl = config.payouts.tronApiUrl;
+  if (tronApiUrl) {
+    const tronChain = config.networks.Tron.chain;
+    const payer = new TronPayer({
+      db,
+      node: new TronNode(tronApiUrl),
+      wallet: tronWallet,
+      token: tronAddressOf(tronChain?.tokenContract ?? USDT_CONTRACTS.Tron),
+      feeLimitSun: config.payouts.tronFeeLimitSun,
+      expirationSeconds: config.payouts.tronExpirationSeconds,
+      fundsWaitHours: config.payouts.fundsWaitHours,
+      log,
+      gauges: deps.payoutGauges,
+    });
+    const lease = leaseOf('payout:Tron');
+    payoutLeases.push(lease);
+    payouts.push(runRepeatedly(async () => (await lease.holds()) && payer.round(), (tronChain?.pollIntervalSeconds ?? TRON_BLOCK_SECONDS) * 1000, (error) => log?.warn({ err: error }, 'paying Tron withdrawals failed')));
   }
   return {
     async stop() {

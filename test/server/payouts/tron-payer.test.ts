@@ -454,3 +454,44 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(node.tokenBalance(toA)).toBe(8_000_000n);
   });
 });
+
+describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE)', () => {
+  let t: TestPlatform | undefined;
+  let node: StandIn | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await t?.close();
+    await node?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("pays a withdrawal asked for through the API by itself, under the lease payout:Tron, with the hot wallet read from its key file", async () => {
+    node = await startTronNode({ token: USDT }); // the default token: USDT_CONTRACTS.Tron
+    dir = mkdtempSync(join(tmpdir(), 'tron-payer-jobs-'));
+    const keyFile = join(dir, 'tron-payout.key');
+    writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+    chmodSync(keyFile, 0o600);
+    const wallet = await loadHotWallet('Tron', keyFile);
+    node.setTokenBalance(wallet.address, 50_000_000n);
+    node.setTrxBalance(wallet.address, 500_000_000n);
+    node.produceBlocks(SOLID_LAG + 1);
+    t = await startTestPlatform(DATABASES[0]!, { env: { TRON_API_URL: node.url, TRON_PAYOUT_KEY_FILE: keyFile } });
+    await t.fund('Tron', 30_000_000n);
+    await t.platform.startJobs();
+    const to = toTronAddress(sha256(new TextEncoder().encode(`jobs destination ${Date.now()}`)).subarray(0, 20));
+    const body = JSON.stringify({ externalId: 'tron-jobs-1', blockchain: 'Tron', currency: 'USDT', amount: 10, destinationAddress: to });
+    const created = (await (await t.signed('POST', '/partner/v1/platforms/withdrawals', { body, headers: JSON_TYPE })).json()) as Withdrawal;
+    const read = async () => (await t!.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: created.uuid } } })).data!;
+    await expect.poll(async () => (await read()).stage, { timeout: 20_000, interval: 200 }).toBe('sent');
+    // The gauges are set at the end of the round that sent it.
+    const metrics = async () => (await fetch(`${t!.baseUrl}/metrics`)).text();
+    await expect.poll(metrics, { timeout: 10_000, interval: 200 }).toMatch(/^partner_payouts\{network="Tron",state="in_flight"\} 1$/m);
+    expect(await metrics()).toMatch(/^partner_job_leader\{job="payout:Tron"\} 1$/m);
+    expect(await metrics()).toMatch(/^partner_payout_hot_wallet_balance\{network="Tron",asset="token"\} 50000000$/m);
+    node.produceBlocks(SOLID_LAG + 1);
+    await expect.poll(async () => (await read()).status, { timeout: 20_000, interval: 200 }).toBe('DONE');
+    expect(node.tokenBalance(to)).toBe(10_000_000n);
+    expect((await read()).txId).toBe(node.broadcasts.find((b) => b.answer !== 'lost')!.txID);
+    expect(await checkLedger(t.db)).toMatchObject({ problems: [] });
+  });
+});
