@@ -1,4 +1,4 @@
-// The Tron payout job's round (docs/design.md#paying-out): first what is out, then what is to pay.
+// The Tron payout job's round (docs/design.md#balances-and-withdrawals): first what is out, then what is to pay.
 //
 // Never twice: a payout's TRC-20 transfer is built and signed offline, its txID (sha256 of its raw data)
 // fixed before signing, and written with its broadcast body (its intent) in the transaction that moves
