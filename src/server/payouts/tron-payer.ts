@@ -1,4 +1,4 @@
-// The Tron payout job's round (docs/design.md#balances-and-withdrawals): first what is out, then what is to pay.
+// The Tron payout job's round (docs/design.md#paying-out): first what is out, then what is to pay.
 //
 // Never twice: a payout's TRC-20 transfer is built and signed offline, its txID (sha256 of its raw data)
 // fixed before signing, and written with its broadcast body (its intent) in the transaction that moves
@@ -36,20 +36,16 @@ export interface TronPayerOptions {
   fundsWaitHours: number;
   log?: Logger | undefined;
   gauges?: PayoutGauges | undefined;
-  now?: () => number;
 }
 
 /** Payouts signed in one round at most: a long queue is paid over several rounds. */
 const BATCH = 20;
 
 export class TronPayer {
-  private readonly now: () => number;
   /** The last raw_data.timestamp this payer wrote: each of its transactions has its own. */
   private lastTimestamp = 0;
 
-  constructor(private readonly options: TronPayerOptions) {
-    this.now = options.now ?? Date.now;
-  }
+  constructor(private readonly options: TronPayerOptions) {}
 
   /** One round: what is out, then what is to pay. True when more is to pay at once (a full batch). */
   async round(): Promise<boolean> {
@@ -122,9 +118,9 @@ export class TronPayer {
     const succeeded = info.result === 'SUCCESS' && !info.failed;
     const proven = succeeded && (transaction.payer === 'hot_wallet' ? provesTransfer('Tron', info.logs, expected) : provesAnySender(info.logs, expected));
     if (proven) {
-      await this.move(withdrawal, { to: 'DONE', txId: transaction.tx_hash });
+      await this.move(withdrawal, { to: 'confirmed', txId: transaction.tx_hash });
       await markTransaction(db, transaction.id, 'mined', blockNumber);
-      this.log('info', withdrawal, { txId: transaction.tx_hash, block: info.blockNumber }, 'payout solidified: DONE');
+      this.log('info', withdrawal, { txId: transaction.tx_hash, block: info.blockNumber }, 'payout confirmed: DONE');
       this.options.gauges?.confirmed.inc({ network: 'Tron' });
       return;
     }
@@ -193,12 +189,13 @@ export class TronPayer {
   }
 
   /**
-   * raw_data.timestamp: the clock's time within the reference block's time and the expiration, and never
-   * the same twice from this payer, so that two payouts of one amount to one address are two transactions
-   * with two txIDs. (Should two payers ever build the same bytes, the txID's unique row refuses the second.)
+   * raw_data.timestamp: the machine's time within the reference block's time and the expiration (a field
+   * of the transaction, no decision rests on it), and never the same twice from this payer, so that two
+   * payouts of one amount to one address are two transactions with two txIDs. (Should two payers ever
+   * build the same bytes, the txID's unique row refuses the second.)
    */
   private timestamp(head: TronReferenceBlock, expiration: number): number {
-    const time = Math.min(Math.max(head.timestamp, Math.min(this.now(), expiration - 1), this.lastTimestamp + 1), expiration - 1);
+    const time = Math.min(Math.max(head.timestamp, Math.min(Date.now(), expiration - 1), this.lastTimestamp + 1), expiration - 1);
     this.lastTimestamp = time;
     return time;
   }
@@ -249,8 +246,8 @@ export class TronPayer {
 
   /** The hot wallet cannot cover it yet: it waits (a metric, /readyz); past PAYOUT_FUNDS_WAIT_HOURS it fails. */
   private async waitForFunds(withdrawal: WithdrawalRow, why: string): Promise<void> {
-    const since = await awaitFunds(this.options.db, withdrawal.uuid);
-    if (this.now() - since.getTime() < this.options.fundsWaitHours * 3_600_000) {
+    const waited = await awaitFunds(this.options.db, withdrawal.uuid);
+    if (waited < this.options.fundsWaitHours) {
       this.log('warn', withdrawal, { amount: formatDecimalUnits(withdrawal.amount_units) }, `payout waits: ${why}`);
       return;
     }

@@ -1,7 +1,7 @@
 // The Tron payout job's round (src/server/payouts/tron-payer.ts) on a real test platform, against the
 // stand-in of a java-tron node (test/support/tron-node.ts) that verifies each broadcast's signature and
 // executes the token's transfers: no Tron node runs here. Withdrawals are asked for through the API; each
-// round is run by hand, the chain's blocks made by the test, the payer's clock given by it. Every test
+// round is run by hand, the chain's blocks made by the test. Every test
 // ends with the books agreeing with their entries, and no log line showing the hot wallet's key.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { toTronAddress } from '../../../src/server/addresses/derivation.js';
 import { createMetrics, type Metrics } from '../../../src/server/http/metrics.js';
 import { checkLedger } from '../../../src/server/ledger/ledger.js';
 import { HotWallet, loadHotWallet } from '../../../src/server/payouts/hot-wallet.js';
-import { recordIntent } from '../../../src/server/payouts/payout-store.js';
+import { recordOperatorPayment } from '../../../src/server/payouts/payout-store.js';
 import { provesTransfer } from '../../../src/server/payouts/transfer-proof.js';
 import { signTrc20Transfer } from '../../../src/server/payouts/tron.js';
 import { TronNode } from '../../../src/server/payouts/tron-node.js';
@@ -46,7 +46,6 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
   let keyHex: string;
   let wallet: HotWallet;
   let metrics: Metrics;
-  let clock: number;
   let lines: string[];
   let destinations = 0;
   const destination = () => toTronAddress(sha256(new TextEncoder().encode(`payer destination ${kind} ${++destinations} ${Date.now()}`)).subarray(0, 20));
@@ -67,7 +66,6 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     t = await startTestPlatform(kind, { env: { TRON_PAYOUT_KEY_FILE: keyFile } });
     await t.fund('Tron', 100_000_000n);
     metrics = createMetrics();
-    clock = Date.now();
     lines = [];
   });
   afterEach(async () => {
@@ -92,7 +90,6 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
       fundsWaitHours: 72,
       log,
       gauges: metrics.payouts,
-      now: () => clock,
       ...overrides,
     });
   }
@@ -175,7 +172,7 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
       expect.arrayContaining([expect.objectContaining({ labels: { network: 'Tron', asset: 'token' }, value: 987_500_000 })]),
     );
     // Each step in the log with the withdrawal and its txId.
-    for (const message of ['payout signed and written', 'payout broadcast', 'payout solidified: DONE']) {
+    for (const message of ['payout signed and written', 'payout broadcast', 'payout confirmed: DONE']) {
       expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(expect.objectContaining({ withdrawal: uuid, txId: done.txId, message }));
     }
     // Nothing more to do: another round sends nothing.
@@ -376,17 +373,15 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(await read(uuid)).toMatchObject({ status: 'DONE' });
     expect(node.tokenBalance(to)).toBe(3_000_000n);
 
-    // Never covered: FAILED after the wait, its hold released.
+    // Never covered: it waits; past PAYOUT_FUNDS_WAIT_HOURS (by the database's clock: a payer allowing 0 hours) it is FAILED, its hold released.
     node.setTokenBalance(wallet.address, 0n);
     solidify();
     const never = await ask(5, destination());
     await round.round();
-    clock += 71 * 3_600_000;
     await round.round();
     expect(await read(never)).toMatchObject({ status: 'PENDING', stage: 'queued' });
-    clock += 2 * 3_600_000;
-    await round.round();
-    expect(await read(never)).toMatchObject({ status: 'FAILED', failureReason: "The platform's hot wallet did not cover it within 72 hours; nothing was paid." });
+    await payer({ fundsWaitHours: 0 }).round();
+    expect(await read(never)).toMatchObject({ status: 'FAILED', failureReason: "The platform's hot wallet did not cover it within 0 hours; nothing was paid." });
     expect(await tronBalance()).toMatchObject({ held: 0, withdrawn: 4_000_000 });
   });
 
@@ -430,8 +425,7 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
       const tx = signTrc20Transfer(operator, { referenceBlock, expiration: referenceBlock.timestamp + 60_000, feeLimit: FEE_LIMIT, token: USDT, to, amount });
       await fetch(`${node.url}/wallet/broadcasttransaction`, { method: 'POST', body: JSON.stringify(tx) });
       // What `withdrawals record-tx` writes: the operator's txId, no bytes, no sender.
-      const written = await recordIntent(t.db, { withdrawalUuid: uuid, network: 'Tron', payer: 'operator', fromAddress: null, nonce: null, txHash: tx.txID, raw: null }, 'sent');
-      expect(written).toBeDefined();
+      expect(await recordOperatorPayment(t.db, { uuid, network: 'Tron' }, tx.txID)).toBe('recorded');
       return tx.txID;
     };
     const paidA = await pay(a, toA, 8_000_000n);
