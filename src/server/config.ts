@@ -39,6 +39,8 @@ export interface ChainConfig {
 
 export interface NetworkConfig {
   xpub: string;
+  /** The token contract, scanned or not (payouts and the payment page name it too): as ChainConfig's. */
+  tokenContract: string;
   /** Smallest units (USDT: 6 decimals). */
   minAmount: bigint;
   /** The platform's fee on each withdrawal, smallest units (zero allowed): held and spent with its amount. */
@@ -432,8 +434,10 @@ function networkConfig(
   const finality = get(`${key}-finality`) ?? 'confirmations';
   if (finality !== 'confirmations' && finality !== 'finalized') throw new ConfigError(`${ENV}_FINALITY must be confirmations or finalized, got "${finality}"`);
   const startBlock = get(`${key}-start-block`);
+  const tokenContract = contractAddress(network, `${ENV}_TOKEN_CONTRACT`, get(`${key}-token-contract`) ?? USDT_CONTRACTS[network]);
   return {
     xpub: xpubFor(network, mode, get(`${key}-xpub`)),
+    tokenContract,
     minAmount: amount(`${ENV}_MIN_AMOUNT`, get(`${key}-min-amount`) ?? defaults.minAmount),
     withdrawalFee: amount(`${ENV}_WITHDRAWAL_FEE`, get(`${key}-withdrawal-fee`) ?? defaults.withdrawalFee),
     minWithdrawal: positiveAmount(`${ENV}_MIN_WITHDRAWAL`, get(`${key}-min-withdrawal`) ?? defaults.minWithdrawal),
@@ -441,7 +445,7 @@ function networkConfig(
     chain: url
       ? {
           rpcUrl: rpcUrl(`${ENV}_RPC_URL`, url),
-          tokenContract: contractAddress(network, `${ENV}_TOKEN_CONTRACT`, get(`${key}-token-contract`) ?? USDT_CONTRACTS[network]),
+          tokenContract,
           pollIntervalSeconds: integer(`${ENV}_POLL_SECONDS`, get(`${key}-poll-seconds`) ?? defaults.pollSeconds, 1, 3600),
           maxBlockRange: integer(`${ENV}_MAX_BLOCK_RANGE`, get(`${key}-max-block-range`) ?? defaults.maxBlockRange, 1, network === 'Tron' ? 5000 : 100_000),
           maxAddressesPerQuery: integer(`${ENV}_MAX_ADDRESSES`, get(`${key}-max-addresses`) ?? '1000', 1, network === 'Tron' ? 1000 : 10_000),

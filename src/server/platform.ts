@@ -42,8 +42,9 @@ export function settleConfig(config: Config): Config {
     } catch (error) {
       throw new ConfigError(`${network.toUpperCase()}_XPUB: ${(error as Error).message}`);
     }
-    if (settings.chain && !settings.chain.tokenContract.startsWith('0x')) {
-      networks[network] = { ...settings, chain: { ...settings.chain, tokenContract: tronContractHex(settings.chain.tokenContract) } };
+    if (!settings.tokenContract.startsWith('0x')) {
+      const tokenContract = tronContractHex(settings.tokenContract);
+      networks[network] = { ...settings, tokenContract, chain: settings.chain && { ...settings.chain, tokenContract } };
     }
   }
   return { ...config, networks };

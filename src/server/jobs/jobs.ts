@@ -11,7 +11,7 @@ import { PRUNE_BATCH, pruneEvents } from '../callbacks/retention.js';
 import { JobLease, type LeaseGauge } from './lease.js';
 import { runRepeatedly } from '../shared/repeat.js';
 import { SANDBOX_SETTLE_BATCH, settleDueSandboxWithdrawals } from '../withdrawals/sandbox-settlement.js';
-import { ConfigError, USDT_CONTRACTS } from '../config.js';
+import { ConfigError } from '../config.js';
 import { JsonRpcClient } from '../chain/rpc.js';
 import { EthereumNode } from '../payouts/ethereum-node.js';
 import { EthereumPayer } from '../payouts/ethereum-payer.js';
@@ -127,7 +127,7 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
       db,
       node: new TronNode(tronApiUrl),
       wallet: tronWallet,
-      token: tronAddressOf(tronChain?.tokenContract ?? USDT_CONTRACTS.Tron),
+      token: tronAddressOf(config.networks.Tron.tokenContract),
       feeLimitSun: config.payouts.tronFeeLimitSun,
       expirationSeconds: config.payouts.tronExpirationSeconds,
       fundsWaitHours: config.payouts.fundsWaitHours,

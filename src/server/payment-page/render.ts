@@ -2,7 +2,7 @@
 // and with it on page.js swaps in the same server-rendered part (renderOrder) when the order changes,
 // so there is one rendering of the state, not one here and another in the browser.
 import { toChecksumAddress, toTronAddress, type Network } from '../addresses/derivation.js';
-import { USDT_CONTRACTS, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { formatDecimalUnits } from '../shared/money.js';
 import { MESSAGES, LANGUAGES, watchSpan, type Language, type Messages } from './messages.js';
 import { pageState, type PageOrder, type PageState } from './order.js';
@@ -21,7 +21,7 @@ export interface PageContext {
 /** The page's context from the platform's settings: each network's token contract is the one it scans (or would). */
 export function pageContext(config: Pick<Config, 'mode' | 'networks' | 'watchWindowSeconds' | 'explorerTxUrls'>): PageContext {
   const shown = (network: Network) => {
-    const id = Buffer.from((config.networks[network].chain?.tokenContract ?? USDT_CONTRACTS[network]).slice(2), 'hex');
+    const id = Buffer.from(config.networks[network].tokenContract.slice(2), 'hex');
     return network === 'Tron' ? toTronAddress(id) : toChecksumAddress(id);
   };
   return {
