@@ -647,6 +647,8 @@ export interface components {
          *     accepted only by the sandbox); no user name or password in the URL; at most 2048 characters. The host
          *     must not be or resolve to a private, loopback or link-local address, in the sandbox too, unless the
          *     platform's operator allows it (`ALLOW_PRIVATE_CALLBACKS`, for a receiver on the same machine in tests).
+         *     A sandbox that listens on loopback only (your own copy, as `npm start` runs it) accepts receivers on its
+         *     own machine, `http://127.0.0.1:…` and `http://localhost:…`, and no other private address.
          * @example https://merchant.example/callbacks/deposits
          */
         CallbackUrl: string;

@@ -138,7 +138,7 @@ export function buildApp(deps: AppDeps): App {
     paymentLinks,
     orders: deps.orders,
     withdrawals: deps.withdrawals,
-    callbackPolicy: callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate),
+    callbackPolicy: callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate, deps.config.callbacks.allowLoopback),
     // A shop's page may be on the merchant's own machine in the sandbox; live payers get https and public hosts only.
     returnUrlPolicy: { requireHttps: deps.config.mode === 'live', allowPrivate: deps.config.mode === 'sandbox', publicNamesOnly: deps.config.mode === 'live' },
     metrics,

@@ -20,6 +20,15 @@ export async function sandboxCredentials(platform: Platform): Promise<SandboxCre
   return platform.merchants.credentials(merchant!);
 }
 
+/** Where callbacks may go, as the policy (config.ts, callbacks/destinations.ts) decides it. */
+function callbackReach({ mode, callbacks }: Pick<Config, 'mode' | 'callbacks'>): string {
+  if (callbacks.allowPrivate) return 'any address, private and loopback included (ALLOW_PRIVATE_CALLBACKS=true: tests on one machine only)';
+  if (mode === 'sandbox' && callbacks.allowLoopback) {
+    return 'public addresses and this machine (http://127.0.0.1:PORT/…, http://localhost:PORT/…): the sandbox listens on loopback only; other private addresses refused';
+  }
+  return 'public addresses only; ALLOW_PRIVATE_CALLBACKS=true lets them reach this machine and private networks (tests only)';
+}
+
 export function printBanner(config: Config, url: string, credentials: SandboxCredentials | undefined, workers = 1): void {
   const lines = [
     `Partner API (${config.mode} mode) listening on ${url}`,
@@ -28,6 +37,7 @@ export function printBanner(config: Config, url: string, credentials: SandboxCre
     `  database:  ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`}`,
   ];
   if (workers > 1) lines.push(`  workers:   ${workers} processes sharing the port (node:cluster)`);
+  lines.push(`  callbacks: ${callbackReach(config)}`);
   if (credentials) {
     lines.push(
       'Sandbox merchant (test credentials, never for real funds):',
