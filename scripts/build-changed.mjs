@@ -38,7 +38,7 @@ export const STEPS = [
   {
     name: 'docs',
     what: 'the docs site (dist/docs)',
-    inputs: [...new Set(['openapi', 'generated/openapi.json', 'redocly.yaml', 'scripts/pack-client.mjs', ...CLIENT_STEP.inputs])],
+    inputs: [...new Set(['openapi', 'generated/openapi.json', 'redocly.yaml', 'scripts/docs-hash-links.mjs', 'scripts/pack-client.mjs', ...CLIENT_STEP.inputs])],
     output: 'dist/docs/index.html',
     command: ['npm', 'run', 'docs', '--silent'],
     after: ['client'],

@@ -124,7 +124,7 @@ export function buildApp(deps: AppDeps): App {
   fastify.decorateRequest('merchant', null);
 
   const { metrics } = deps;
-  operationsRoutes(fastify, { db: deps.db, metrics });
+  operationsRoutes(fastify, { db: deps.db, metrics, mode: deps.config.mode });
   const guard = {
     authenticator: createAuthenticator(deps.merchants, deps.config.timestampToleranceSeconds, deps.now),
     rateLimiter: createRateLimiter(deps.config.rateLimit.limit, deps.config.rateLimit.windowSeconds, deps.now),
