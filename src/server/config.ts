@@ -51,6 +51,8 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** DATA_DIR or --data-dir was set: `./data` is otherwise a default, looked for upwards (cli.ts). */
+  dataDirGiven: boolean;
   databaseUrl: string | undefined;
   /** Connections of the PostgreSQL pool (DATABASE_URL only). */
   databasePoolSize: number;
@@ -255,6 +257,7 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     host: listenHost,
     port: integer('PORT', get('port') ?? '8080', 0, 65535),
     dataDir: get('data-dir') ?? './data',
+    dataDirGiven: get('data-dir') !== undefined,
     databaseUrl,
     databasePoolSize: integer('DATABASE_POOL_SIZE', get('database-pool-size') ?? '10', 1, 1000),
     secretKey: secretKey(mode, get('secret-key')),

@@ -6,7 +6,9 @@ import { CallbackInFlightError, redeliverCallback } from '../callbacks/redeliver
 import { formatCallback } from './callback-format.js';
 import { addressesExport, exportFilters } from './address-export.js';
 import { chainResumeCommand, depositsRescanCommand } from './chain-commands.js';
+import { resolve } from 'node:path';
 import type { Config } from '../config.js';
+import { isDataDirectory } from '../db/data-directory.js';
 import { isUuid } from '../shared/uuid.js';
 import { parseDecimalUnits } from '../shared/money.js';
 import type { Platform } from '../platform.js';
@@ -76,6 +78,7 @@ function printCredentials(io: Io, flags: Flags, credentials: object) {
 async function withPlatform<T>(io: Io, config: Config, work: (platform: Platform) => Promise<T>): Promise<T> {
   // Run by the platform itself for an operator (process/operator-socket.ts): its own, already open.
   if (io.platform) return work(io.platform);
+  refuseSilentNewDatabase(io, config);
   const { openPlatform } = await import('../platform.js');
   const platform = await openPlatform(config, { logger: false });
   try {
@@ -83,6 +86,24 @@ async function withPlatform<T>(io: Io, config: Config, work: (platform: Platform
   } finally {
     await platform.close();
   }
+}
+
+/**
+ * A command never makes a database without saying so (issue 49): without DATA_DIR, and with no data
+ * directory here or above (cli.ts, locateDataDirectory), it is refused, since the database it would
+ * create is not the one any platform uses; with DATA_DIR naming a directory without one, it says that it
+ * creates one. `serve` creates its database as it always did (`./data` by default).
+ */
+function refuseSilentNewDatabase(io: Io, config: Config): void {
+  if (config.databaseUrl || isDataDirectory(config.dataDir)) return;
+  const where = resolve(config.dataDir);
+  if (!config.dataDirGiven) {
+    throw new RefusedError(
+      `no platform data directory in ${process.cwd()} or above it (a data/ holding partner-api.lock): this command would create a new, empty database in ${where}; ` +
+        'run it in the folder where the platform runs (npm start\'s), or choose the directory with --data-dir DIR (or DATA_DIR)',
+    );
+  }
+  io.stderr.write(`partner-api: DATA_DIR ${config.dataDir} holds no database yet: creating a new, empty one in ${where}\n`);
 }
 
 /** A command that opens the platform, asks `handler` for a result, and prints it (as JSON with --json). */
