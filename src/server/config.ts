@@ -248,13 +248,10 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
   if (mode !== 'sandbox' && mode !== 'live') throw new ConfigError(`--mode must be sandbox or live, got "${mode}"`);
   const databaseUrl = get('database-url');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be a postgres:// URL');
-  const listenHost = host(get('host') ?? '127.0.0.1');
-  const proxies = trustedProxies(get('trusted-proxies') ?? '');
-  const payersUrl = publicUrl(mode, get('public-url'));
-  const privateCallbacks = optionalFlag('ALLOW_PRIVATE_CALLBACKS', get('allow-private-callbacks'));
-  return {
-    mode,
-    host: listenHost,
+  // In the order a setting is checked in: the first bad one is the one named.
+  const settings = {
+    mode: mode as Mode,
+    host: host(get('host') ?? '127.0.0.1'),
     port: integer('PORT', get('port') ?? '8080', 0, 65535),
     dataDir: get('data-dir') ?? './data',
     dataDirGiven: get('data-dir') !== undefined,
@@ -271,8 +268,8 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     timestampToleranceSeconds: integer('TIMESTAMP_TOLERANCE_SECONDS', get('timestamp-tolerance-seconds') ?? '300', 1, 3600),
     requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
-    trustedProxies: proxies,
-    publicUrl: payersUrl,
+    trustedProxies: trustedProxies(get('trusted-proxies') ?? ''),
+    publicUrl: publicUrl(mode, get('public-url')),
     // An open page reads its order once a second: 300 a minute leaves room for a few payers behind one address.
     paymentPageRateLimit: rateLimit(get('payment-page-rate-limit') ?? '300/60', 'PAYMENT_PAGE_RATE_LIMIT'),
     explorerTxUrls: {
@@ -280,14 +277,18 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
       Ethereum: explorerTxUrl('ETHEREUM_EXPLORER_TX_URL', get('ethereum-explorer-tx-url') ?? 'https://etherscan.io/tx/{txId}'),
     },
     logLevel: logLevel(get('log-level') ?? (mode === 'sandbox' ? 'warn' : 'info')),
+  };
+  const privateCallbacks = () => optionalFlag('ALLOW_PRIVATE_CALLBACKS', get('allow-private-callbacks'));
+  return {
+    ...settings,
     callbacks: {
       timeoutSeconds: integer('CALLBACK_TIMEOUT_SECONDS', get('callback-timeout-seconds') ?? '15', 1, 120),
       retrySchedule: retrySchedule(get('callback-retry-schedule') ?? DEFAULT_RETRY_SCHEDULE),
-      allowPrivate: privateCallbacks === true,
+      allowPrivate: privateCallbacks() === true,
       // A merchant testing on the sandbox's own machine wants its local receiver (as Stripe's CLI
       // forwards to localhost); nobody else can reach a loopback-only sandbox to abuse it. Set either
       // way, ALLOW_PRIVATE_CALLBACKS decides.
-      allowLoopback: privateCallbacks ?? loopbackOnlySandbox(mode, listenHost, proxies, payersUrl),
+      allowLoopback: privateCallbacks() ?? loopbackOnlySandbox(mode, settings.host, settings.trustedProxies, settings.publicUrl),
       dispatchIntervalMs: 500,
     },
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL_SECONDS', get('expiry-interval-seconds') ?? '10', 1, 3600),

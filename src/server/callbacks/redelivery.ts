@@ -2,6 +2,7 @@
 // redeliver`, any merchant's event) and a merchant's (`POST …/events/{eventId}/redeliver`, its own).
 import type { Database } from '../db/database.js';
 import { eventDeliveries, listCallbacks, type CallbackRecord, type EventDeliveries } from './history.js';
+import { platformDateTime } from '../shared/time.js';
 
 /** A redelivery asked for while an attempt of the same event is under way. */
 export class CallbackInFlightError extends Error {}
@@ -33,7 +34,7 @@ async function makeDueAgain(db: Database, webhookId: string, merchantId: string 
     'SELECT next_attempt_at FROM callback_outbox WHERE webhook_id = $1 AND ($2::uuid IS NULL OR merchant_id = $2)',
     [webhookId, merchantId ?? null],
   );
-  if (inFlight) throw new CallbackInFlightError(`callback ${webhookId} is being delivered right now (its attempt's lease ends ${inFlight.next_attempt_at.toISOString()}): try again after`);
+  if (inFlight) throw new CallbackInFlightError(`callback ${webhookId} is being delivered right now (its attempt's lease ends ${platformDateTime(inFlight.next_attempt_at)} UTC): try again after`);
   return undefined;
 }
 

@@ -12,7 +12,8 @@ import { isDataDirectory } from '../db/data-directory.js';
 import { isUuid } from '../shared/uuid.js';
 import { parseDecimalUnits } from '../shared/money.js';
 import type { Platform } from '../platform.js';
-import { MAX_GRACE_SECONDS } from '../merchants/merchants.js';
+import { DuplicateMerchantNameError, MAX_GRACE_SECONDS } from '../merchants/merchants.js';
+import { platformDateTime } from '../shared/time.js';
 import { DuplicateWithdrawalError, WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../withdrawals/withdrawals.js';
 import { RefusedError, UsageError } from './errors.js';
 import { durationFlag, NETWORK_VALUE, networkFlag, required, type Flags } from './flags.js';
@@ -45,6 +46,9 @@ export interface Command {
 }
 
 const JSON_FLAG: FlagSpec = { description: 'print the result as JSON' };
+
+/** The statuses `withdrawals set-status` moves a PENDING withdrawal to. */
+const FINAL_STATUSES: WithdrawalStatus[] = WITHDRAWAL_STATUSES.filter((status) => status !== 'PENDING');
 
 /** How long a rotation's old secrets keep working unless told (as Stripe's webhook secrets). */
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
@@ -139,7 +143,11 @@ export const COMMANDS: Command[] = [
       const name = required(flags, 'name');
       if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
       const displayName = flags['display-name'] === undefined ? undefined : displayNameFlag(flags);
-      printCredentials(io, flags, await withPlatform(io, config, (p) => p.merchants.create(name, displayName)));
+      const created = await withPlatform(io, config, (p) => p.merchants.create(name, displayName, { uniqueName: true })).catch((error: unknown) => {
+        if (!(error instanceof DuplicateMerchantNameError)) throw error;
+        throw new RefusedError(`a merchant named ${JSON.stringify(name)} exists (API key ${error.apiKey}): names tell merchants apart in reports and logs; choose another --name`);
+      });
+      printCredentials(io, flags, created);
     },
   },
   {
@@ -175,7 +183,8 @@ export const COMMANDS: Command[] = [
       const grace = durationFlag(flags, 'grace', DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS);
       const credentials = await withPlatform(io, config, (p) => p.merchants.rotateSecrets(apiKey, grace));
       if (!credentials) throw new RefusedError(`no merchant has the API key ${apiKey}`);
-      printCredentials(io, flags, credentials);
+      const until = credentials.previousSecretsValidUntil;
+      printCredentials(io, flags, { ...credentials, previousSecretsValidUntil: until && platformDateTime(new Date(until)) });
     },
   },
   {
@@ -187,10 +196,16 @@ export const COMMANDS: Command[] = [
       const apiKey = required(flags, 'api-key');
       const result = await withPlatform(io, config, (p) => p.merchants.endGrace(apiKey));
       if (!result) throw new RefusedError(`no merchant has the API key ${apiKey}`);
-      const text = result.ended
-        ? `the old secrets of merchant ${result.name} are refused from now on (by every instance within ${CACHE_BOUND_SECONDS} s)`
-        : `merchant ${result.name} had no grace period running: only its current secrets work`;
-      print(io, flags, { name: result.name, apiKey, graceEnded: result.ended }, text);
+      // The embedded database is one process's: the platform that ran this (or none) is the only
+      // instance, and it forgot the merchant as the grace ended. On PostgreSQL, other instances keep a
+      // merchant they read for up to 30 s.
+      const everywhereBy = config.databaseUrl ? platformDateTime(new Date(Date.now() + CACHE_BOUND_SECONDS * 1000)) : undefined;
+      const text = !result.ended
+        ? `merchant ${result.name} had no grace period running: only its current secrets work`
+        : everywhereBy
+          ? `the old secrets of merchant ${result.name} are refused from now on by this database; instances that read the merchant before keep accepting them until ${everywhereBy} UTC at the latest (their ${CACHE_BOUND_SECONDS} s cache)`
+          : `the old secrets of merchant ${result.name} are refused from now on`;
+      print(io, flags, { name: result.name, apiKey, graceEnded: result.ended, ...(result.ended ? { refusedEverywhereBy: everywhereBy ?? platformDateTime(new Date()) } : {}) }, text);
     },
   },
   {
@@ -212,7 +227,7 @@ export const COMMANDS: Command[] = [
       }
       const blockchain = networkFlag(flags, 'blockchain');
       const toAddress = required(flags, 'destination-address');
-      if (!isAddress(blockchain, toAddress)) throw new UsageError(`--destination-address is not a ${blockchain} address`);
+      if (!isAddress(blockchain, toAddress)) throw new UsageError(`--destination-address is not ${blockchain === 'Ethereum' ? 'an' : 'a'} ${blockchain} address`);
       const externalId = required(flags, 'external-id');
       if (externalId.length > 128 || /[\u0000-\u001F\u007F]/.test(externalId)) throw new UsageError('--external-id must be 1 to 128 characters without control characters');
       const apiKey = required(flags, 'api-key');
@@ -234,14 +249,15 @@ export const COMMANDS: Command[] = [
     summary: 'moves a withdrawal from PENDING to DONE or FAILED (final states never change)',
     flags: {
       uuid: { value: 'UUID', description: "the withdrawal's uuid", required: true },
-      status: { value: WITHDRAWAL_STATUSES.join('|'), description: 'the new status', required: true },
+      status: { value: FINAL_STATUSES.join('|'), description: 'the new status, final (a withdrawal is PENDING until then)', required: true },
       json: JSON_FLAG,
     },
     example: 'partner-api withdrawals set-status --uuid 6f1c… --status DONE',
     async run(flags, config, io) {
       const uuid = required(flags, 'uuid');
       const status = required(flags, 'status') as WithdrawalStatus;
-      if (!WITHDRAWAL_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${WITHDRAWAL_STATUSES.join(', ')}`);
+      // PENDING is where a withdrawal starts, not a move: "set" to it, a pending one used to exit 0 unchanged.
+      if (!FINAL_STATUSES.includes(status)) throw new UsageError(`--status must be ${FINAL_STATUSES.join(' or ')}: a withdrawal is PENDING until it moves, once, to one of them`);
       if (!isUuid(uuid)) throw new UsageError('--uuid must be a withdrawal uuid');
       const result = await withPlatform(io, config, (p) => p.withdrawals.setStatus(uuid, status));
       if (result === undefined) throw new RefusedError(`no withdrawal ${uuid}`);

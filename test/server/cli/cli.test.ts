@@ -80,6 +80,18 @@ describe('operator commands', () => {
     });
   });
 
+  it('refuses a second merchant with a name another has, naming that one (issue 49)', async () => {
+    const env = { DATA_DIR: await sharedDataDir() };
+    const first = JSON.parse((await cli(['merchants', 'create', '--name', 'Twin shop', '--json'], env)).stdout) as Credentials;
+    const second = await cli(['merchants', 'create', '--name', 'Twin shop', '--display-name', 'Twin'], env);
+    expect(second).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `partner-api: a merchant named "Twin shop" exists (API key ${first.apiKey}): names tell merchants apart in reports and logs; choose another --name\n`,
+    });
+    expect((await cli(['merchants', 'create', '--name', 'Twin shop 2'], env)).code).toBe(0);
+  });
+
   it('creates a merchant with the name payers see, then changes and removes it', async () => {
     const env = { DATA_DIR: await sharedDataDir() };
     const created = await cli(['merchants', 'create', '--name', 'Shop internal', '--display-name', 'Acme <Shop> & Co', '--json'], env);
@@ -114,7 +126,9 @@ describe('operator commands', () => {
     expect(after).toMatchObject({ name: 'R', merchantId: before.merchantId, apiKey: before.apiKey, apiSecret: expect.stringMatching(/^sk_test_/) });
     expect(after.apiSecret).not.toBe(before.apiSecret);
     expect(after.callbackSecret).not.toBe(before.callbackSecret);
-    expect(Math.abs(Date.parse(after.previousSecretsValidUntil) - Date.now() - 24 * 3600_000)).toBeLessThan(60_000); // 24 h by default
+    // The API's date shape, UTC (issue 49): 24 h by default.
+    expect(after.previousSecretsValidUntil).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(Math.abs(Date.parse(`${after.previousSecretsValidUntil.replace(' ', 'T')}Z`) - Date.now() - 24 * 3600_000)).toBeLessThan(60_000);
     const unknown = await cli(['merchants', 'rotate-secrets', '--api-key', 'pk_test_nobody'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('partner-api: no merchant has the API key pk_test_nobody\n');
@@ -138,7 +152,8 @@ describe('operator commands', () => {
     });
 
     const ended = await cli(['merchants', 'end-grace', '--api-key', before.apiKey], env);
-    expect(ended).toEqual({ code: 0, stdout: 'the old secrets of merchant R are refused from now on (by every instance within 30 s)\n', stderr: '' });
+    // On the embedded database the platform that runs the command is the only instance (issue 49: no "within 30 s" any more).
+    expect(ended).toEqual({ code: 0, stdout: 'the old secrets of merchant R are refused from now on\n', stderr: '' });
     const again = await cli(['merchants', 'end-grace', '--api-key', before.apiKey, '--json'], env);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({ name: 'R', apiKey: before.apiKey, graceEnded: false });
@@ -178,6 +193,19 @@ describe('operator commands', () => {
     const refused = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'FAILED'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/is final/);
+    // PENDING is no move: refused as usage (issue 49: it exited 0 on a pending withdrawal, changing nothing).
+    const pending = JSON.parse((await cli(['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'wd-10', '--amount', '1', '--blockchain', 'Tron', '--destination-address', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK', '--json'], env)).stdout) as { uuid: string };
+    const toPending = await cli(['withdrawals', 'set-status', '--uuid', pending.uuid, '--status', 'PENDING'], env);
+    expect(toPending).toEqual({
+      code: 64,
+      stdout: '',
+      stderr: 'partner-api: --status must be DONE or FAILED: a withdrawal is PENDING until it moves, once, to one of them (see partner-api withdrawals set-status --help)\n',
+    });
+    // The article fits the network's name.
+    for (const [network, article] of [['Ethereum', 'an'], ['Tron', 'a']]) {
+      const wrong = await cli(['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'x', '--amount', '1', '--blockchain', network!, '--destination-address', 'nope'], env);
+      expect(wrong.stderr).toBe(`partner-api: --destination-address is not ${article} ${network} address (see partner-api withdrawals create --help)\n`);
+    }
     const badAmount = await cli(['withdrawals', 'create', '--api-key', merchant.apiKey, '--external-id', 'x', '--amount', '1.0000001', '--blockchain', 'Tron', '--destination-address', 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK'], env);
     expect(badAmount.stderr).toMatch(/at most 6 decimals/);
     const duplicate = await cli(
@@ -197,7 +225,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['merchants', 'set-display-name'], ['--api-key KEY', '--display-name TEXT', '--clear']],
     [['merchants', 'end-grace'], ['--api-key KEY']],
     [['withdrawals', 'create'], ['--api-key KEY', '--external-id ID', '--amount AMOUNT', '--blockchain Tron|Ethereum', '--destination-address ADDR']],
-    [['withdrawals', 'set-status'], ['--uuid UUID', '--status PENDING|DONE|FAILED']],
+    [['withdrawals', 'set-status'], ['--uuid UUID', '--status DONE|FAILED']],
     [['callbacks', 'list'], ['--order UUID', '--state', '--limit N']],
     [['callbacks', 'redeliver'], ['--webhook-id ID']],
     [['deposits', 'rescan'], ['--order UUID', '--from-block N']],
@@ -436,6 +464,11 @@ describe('partner-api serve', () => {
     expect(event).toMatchObject({ event: 'order.deposit', state: 'pending' });
     expect(event!.attempts.length).toBeGreaterThanOrEqual(1);
     expect(event!.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/merchant\.example/) });
+    // Times in the API's date shape, UTC, as the merchants' deliveries show them (issue 49).
+    const shape = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
+    const times = event as unknown as { createdAt: string; nextAttemptAt: string; deliveredAt: null; attempts: { at: string }[] };
+    expect([times.createdAt, times.nextAttemptAt, times.attempts[0]!.at]).toEqual([expect.stringMatching(shape), expect.stringMatching(shape), expect.stringMatching(shape)]);
+    expect(times.deliveredAt).toBeNull();
     const text = await cli(['callbacks', 'list', '--state', 'pending'], { DATA_DIR: dataDir });
     expect(text.stdout).toContain(event!.webhookId);
     const again = await cli(['callbacks', 'redeliver', '--webhook-id', event!.webhookId, '--json'], { DATA_DIR: dataDir });
