@@ -23,7 +23,7 @@ body = json.dumps({
     "externalId": "wd-1003",
     "amount": 12.5,
     "blockchain": "Tron",
-    "destinationAddress": "TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK",
+    "destinationAddress": "TWer2Ygk5TEheHp3TPuYeqxmB6SsGZmaL6",
 }).encode()
 withdrawal = send("POST", "/sandbox/v1/withdrawals", body)
 print(json.dumps(withdrawal))

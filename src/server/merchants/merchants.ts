@@ -4,6 +4,8 @@ import { newMerchantIdentity, type MerchantCredentials, type Mode, type SecretKe
 export interface Merchant {
   id: string;
   name: string;
+  /** The name payers see on the payment page, or null: none shown. */
+  displayName: string | null;
   apiKey: string;
   secretVersion: number;
   /**
@@ -18,6 +20,7 @@ export interface Merchant {
 interface MerchantRow {
   id: string;
   name: string;
+  display_name: string | null;
   api_key: string;
   secret_version: number;
   previous_secret_version: number | null;
@@ -27,6 +30,7 @@ interface MerchantRow {
 const toMerchant = (row: MerchantRow): Merchant => ({
   id: row.id,
   name: row.name,
+  displayName: row.display_name,
   apiKey: row.api_key,
   secretVersion: row.secret_version,
   previousSecretVersion: row.previous_secret_version ?? undefined,
@@ -34,7 +38,7 @@ const toMerchant = (row: MerchantRow): Merchant => ({
 });
 
 /** A merchant's columns, the previous secret version only while its grace period runs by the database's clock. */
-const MERCHANT_COLUMNS = `id, name, api_key, secret_version,
+const MERCHANT_COLUMNS = `id, name, display_name, api_key, secret_version,
   CASE WHEN previous_secret_until > now() THEN previous_secret_version END AS previous_secret_version,
   CASE WHEN previous_secret_until > now() THEN (extract(epoch FROM previous_secret_until - now()) * 1000)::float8 END AS previous_remaining_ms`;
 

@@ -8,6 +8,8 @@ export interface SandboxCredentials {
   apiKey: string;
   apiSecret: string;
   callbackSecret: string;
+  /** What payers see of it on the payment page (SANDBOX_DISPLAY_NAME unless the operator changed it), or null. */
+  displayName: string | null;
 }
 
 /** The name payers see on the sandbox merchant's pages, as a live merchant's display name (`merchants set-display-name` changes it). */
@@ -17,7 +19,8 @@ export const SANDBOX_DISPLAY_NAME = 'Sandbox shop';
 export async function sandboxCredentials(platform: Platform): Promise<SandboxCredentials> {
   const merchant =
     (await platform.merchants.byName('sandbox')) ?? (await platform.merchants.byApiKey((await platform.merchants.create('sandbox', SANDBOX_DISPLAY_NAME)).apiKey));
-  return platform.merchants.credentials(merchant!);
+  const { apiKey, apiSecret, callbackSecret } = platform.merchants.credentials(merchant!);
+  return { apiKey, apiSecret, callbackSecret, displayName: merchant!.displayName };
 }
 
 /** Where callbacks may go, as the policy (config.ts, callbacks/destinations.ts) decides it. */
@@ -44,6 +47,7 @@ export function printBanner(config: Config, url: string, credentials: SandboxCre
       `  API key:          ${credentials.apiKey}`,
       `  API secret:       ${credentials.apiSecret}`,
       `  callback secret:  ${credentials.callbackSecret}`,
+      `  shown to payers:  ${credentials.displayName === null ? '(no name)' : JSON.stringify(credentials.displayName)} on its payment pages (merchants set-display-name --api-key … changes it)`,
       'For a shell (the guide\'s examples read these):',
       `  export PARTNER_API_URL='${url}'`,
       `  export PARTNER_API_KEY='${credentials.apiKey}'`,
