@@ -8,6 +8,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const LONGEST_FIRST = [
   'test/server/cli/cli.test.ts',
   'test/package/merchant-from-docs.test.ts',
+  'test/package/typescript-samples-from-docs.test.ts',
   'test/server/chain/chain-faults-e2e.test.ts',
   'test/server/chain/chain-e2e.test.ts',
   'test/server/payment-page/page.test.ts',
