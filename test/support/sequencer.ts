@@ -6,6 +6,7 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const LONGEST_FIRST = [
+  'test/scripts/fresh-clone-start.test.ts',
   'test/server/cli/cli.test.ts',
   'test/package/merchant-from-docs.test.ts',
   'test/package/typescript-samples-from-docs.test.ts',
