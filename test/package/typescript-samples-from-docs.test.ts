@@ -32,6 +32,7 @@ function merchantEnv(extra: Record<string, string> = {}) {
     PARTNER_API_SECRET: platform.merchant.apiSecret,
     npm_config_prefer_offline: 'true',
     npm_config_userconfig: join(project, '.no-user-npmrc'),
+    npm_config_update_notifier: 'false', // npx would ask the registry for npm's latest version at each sample
     ...extra,
   });
 }
@@ -101,7 +102,7 @@ describe("the docs' TypeScript samples, run as the guide says in a fresh folder"
     expect(ran.simulateSandboxDeposit).toEqual(['NEW 2500000']);
     expect(ran.redeliverEvent).toEqual([`202 ${ids.EVENT_ID} pending`]);
     expect(ran.setSandboxWithdrawalStatus).toEqual([`${ids.WITHDRAWAL_UUID} DONE`]);
-  }, 300_000);
+  }, 600_000); // npm, then 11 runs of npx and tsx (about 1.6 CPU-s each): minutes on a loaded 2-core machine
 
   it('fails, as the guide says, in the package.json that npm install writes in an empty folder', async () => {
     // The client from the project above (its tarball), nothing else: a plain npm install in an empty folder.
