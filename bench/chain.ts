@@ -310,7 +310,7 @@ async function dispatch(db: Database, receiver: RemoteReceiver, concurrency: num
     db,
     secrets: new SecretKeeper(randomBytes(32)),
     // The receiver runs on this machine: a sandbox on loopback may call it.
-    config: { timeoutSeconds: 15, retrySchedule: [5, 300], allowPrivate: true, dispatchIntervalMs: 500 },
+    config: { timeoutSeconds: 15, retrySchedule: [5, 300], allowPrivate: true, allowLoopback: true, dispatchIntervalMs: 500 },
     mode: 'sandbox',
     now: Date.now,
     concurrency,

@@ -329,10 +329,13 @@ export interface components {
             unconfirmedDeposits?: components["schemas"]["UnconfirmedDeposit"][];
         };
         /**
-         * @description The body of a callback: the order as the read endpoint returns it (without `paymentUrl`, which does
-         *     not change), plus the `event`, when it
-         *     happened (`occurredAt`), its place among the order's events (`sequence`) and, for a deposit, the
-         *     credited `amount` and the chain transaction `txId`. Deduplicate on the `webhook-id` header: it is the
+         * @description The body of a callback: the order's fields as they stood when the event happened, as the read
+         *     endpoint returns them but for the two it adds at each read: `paymentUrl` (it never changes: keep it
+         *     from the create) and `unconfirmedDeposits` (transfers not confirmed yet, which change with every
+         *     block: read the order for them). The body is written when the event happens and sent the same on
+         *     every retry and redelivery. Besides the order: the `event`, when it happened (`occurredAt`), its
+         *     place among the order's events (`sequence`) and, for a deposit, the credited `amount` and the chain
+         *     transaction `txId`. Deduplicate on the `webhook-id` header: it is the
          *     same on every retry of one event. Order on `sequence`: deliveries may arrive out of order.
          */
         DepositOrderCallback: components["schemas"]["DepositOrderCore"] & {
@@ -812,8 +815,11 @@ export interface components {
          * Format: uri
          * @description The order's hosted payment page: send your customer there (a redirect, a link or a button) instead of
          *     building a page from `address` and `addressQr`. The page shows the network and token, the address
-         *     with its QR code, the minimum, the amount received so far (updated live), the time left and the
-         *     order's state, in English or Russian; nothing that identifies you or your customer. The link is the
+         *     with its QR code, the minimum, the amount received so far and each payment with its transaction
+         *     (updated live), the time left and the order's state, in English or Russian. Of you it shows the
+         *     display name your platform's operator set for payers (no name without one) and the order's
+         *     `description` if you sent one; nothing else that identifies you or your customer (not `externalId`,
+         *     `customerId` or `callbackUrl`, nor the operator's own name for you). The link is the
          *     only key to the page (a secret part is in its path): anyone who has it can see this one order, and
          *     nobody can reach another order from it, so share it with the payer only. It stays the same for the
          *     order's lifetime.
@@ -857,6 +863,8 @@ export interface components {
          *     accepted only by the sandbox); no user name or password in the URL; at most 2048 characters. The host
          *     must not be or resolve to a private, loopback or link-local address, in the sandbox too, unless the
          *     platform's operator allows it (`ALLOW_PRIVATE_CALLBACKS`, for a receiver on the same machine in tests).
+         *     A sandbox that listens on loopback only (your own copy, as `npm start` runs it) accepts receivers on its
+         *     own machine, `http://127.0.0.1:…` and `http://localhost:…`, and no other private address.
          * @example https://merchant.example/callbacks/deposits
          */
         CallbackUrl: string;

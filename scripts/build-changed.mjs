@@ -3,8 +3,9 @@
 // test's global setup for those and the client package): each step's inputs are hashed and compared
 // with the stamp in dist/.stamps/ its last successful run left (that hash and its output's time); a step
 // whose inputs and output are the stamped ones is skipped, and the others run side by side. Plain JavaScript so that it
-// costs no TypeScript loader. A step's own output (Redocly's banners, tsc) is shown only when the step
-// fails, so `npm start` prints the platform's banner first.
+// costs no TypeScript loader. Run as a script (npm start), it says on stderr which step it builds as the
+// step starts and how long it took when it ends, so a first start (about 36 s) is not silence; a step's
+// own output (Redocly's banners, tsc) is shown only when the step fails, and the platform's banner follows.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 /** The client package (dist/client), which the tests of the package install and the docs carry packed. */
 export const CLIENT_STEP = {
   name: 'client',
+  what: 'the client package (dist/client)',
   inputs: ['src/client', 'src/signing', 'generated', 'scripts/build-client.ts', 'tsconfig.json', 'LICENSE', 'package.json', 'package-lock.json'],
   output: 'dist/client/package.json',
   command: ['npm', 'run', 'build:client', '--silent'],
@@ -27,6 +29,7 @@ export const CLIENT_STEP = {
 export const STEPS = [
   {
     name: 'server',
+    what: 'the platform (dist/server)',
     inputs: ['src/server', 'src/signing', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json'],
     output: 'dist/server/cli.js',
     command: ['npm', 'run', 'build:server', '--silent'],
@@ -34,7 +37,8 @@ export const STEPS = [
   CLIENT_STEP,
   {
     name: 'docs',
-    inputs: [...new Set(['openapi', 'generated/openapi.json', 'redocly.yaml', 'scripts/pack-client.mjs', ...CLIENT_STEP.inputs])],
+    what: 'the docs site (dist/docs)',
+    inputs: [...new Set(['openapi', 'generated/openapi.json', 'redocly.yaml', 'scripts/docs-hash-links.mjs', 'scripts/pack-client.mjs', ...CLIENT_STEP.inputs])],
     output: 'dist/docs/index.html',
     command: ['npm', 'run', 'docs', '--silent'],
     after: ['client'],
@@ -87,11 +91,20 @@ function runStep(root, step) {
   });
 }
 
+/** What npm start prints of a build: a line as a step starts, and one with its time as it ends. */
+export function stepLines(write) {
+  return {
+    started: (step) => write(`building ${step.what ?? step.name}...\n`),
+    finished: (step, seconds) => write(`built ${step.what ?? step.name} in ${seconds.toFixed(1)} s\n`),
+  };
+}
+
 /**
  * Runs the steps whose inputs changed, side by side, a step with `after` once those steps (if stale) are
- * built; the names of those it ran. Fails with every failure.
+ * built; the names of those it ran. Fails with every failure. `report` hears of each step as it starts
+ * and as it is built (stepLines).
  */
-export async function buildChanged(root, steps, stampDir = join(root, 'dist', '.stamps')) {
+export async function buildChanged(root, steps, stampDir = join(root, 'dist', '.stamps'), report = undefined) {
   const stale = steps.filter((step) => !isCurrent(root, step, stampDir));
   const running = new Map();
   const start = (step) => {
@@ -103,7 +116,10 @@ export async function buildChanged(root, steps, stampDir = join(root, 'dist', '.
           const awaited = await Promise.allSettled(before);
           if (awaited.some((result) => result.status === 'rejected')) throw new Error(`the ${step.name} build did not run: ${step.after.join(', ')} failed`);
           const hash = inputsHash(root, step.inputs); // the inputs the build reads
+          const began = performance.now();
+          report?.started(step);
           await runStep(root, step);
+          report?.finished(step, (performance.now() - began) / 1000);
           mkdirSync(stampDir, { recursive: true });
           writeFileSync(join(stampDir, step.name), stampOf(root, step, hash));
         })(),
@@ -120,7 +136,7 @@ export async function buildChanged(root, steps, stampDir = join(root, 'dist', '.
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   try {
-    await buildChanged(process.cwd(), STEPS);
+    await buildChanged(process.cwd(), STEPS, undefined, stepLines((line) => process.stderr.write(line)));
   } catch (error) {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);

@@ -10,7 +10,7 @@ import { RefusedError, UsageError } from './cli/errors.js';
 import type { Flags } from './cli/flags.js';
 import { ConfigError, isSecretSetting, readConfig, SETTING_NAMES, settingEnv, type Config } from './config.js';
 import { contract } from './http/openapi-document.js';
-import { DataDirectoryBusyError, DataDirectoryError } from './db/data-directory.js';
+import { DataDirectoryBusyError, DataDirectoryError, findDataDirectory } from './db/data-directory.js';
 import { MasterKeyMismatchError } from './merchants/master-key.js';
 
 const EXIT = { ok: 0, refused: 1, usage: 64, unavailable: 69, software: 70, cannotCreate: 73, config: 78 } as const;
@@ -152,7 +152,7 @@ async function run(argv: string[], io: Io): Promise<number> {
   let config: Config | undefined;
   try {
     const flags = parseCommandFlags(command, argv.slice(command.words.length));
-    config = readConfig(io.env, flags);
+    config = locateDataDirectory(readConfig(io.env, flags));
     await command.run(flags, config, { ...io, runCommand: runCli });
   } catch (error) {
     if (error instanceof UsageError) error.cause ??= command; // its help is the one to point at
@@ -169,6 +169,17 @@ async function run(argv: string[], io: Io): Promise<number> {
     throw error;
   }
   return EXIT.ok;
+}
+
+/**
+ * Without DATA_DIR (and DATABASE_URL), the data directory of the folder the command runs in or of the
+ * nearest folder above that has one, as git finds its repository (issue 49): `cd docs && partner-api
+ * merchants create` reaches the platform's database, not a new one in docs/data.
+ */
+function locateDataDirectory(config: Config): Config {
+  if (config.dataDirGiven || config.databaseUrl) return config;
+  const found = findDataDirectory(process.cwd());
+  return found ? { ...config, dataDir: found } : config;
 }
 
 /** One line for the operator, and the exit code; the stack only with LOG_LEVEL=debug or trace. */

@@ -4,7 +4,7 @@
 // Settings only: nothing here imports the modules that use them (the wiring, platform.ts, checks what
 // needs them: the xpubs against the deriver, a Tron token contract's T… form, the callback policy).
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import type { Network } from './shared/network.js';
 import { parseExactInteger } from './shared/exact-integer.js';
 
@@ -57,6 +57,8 @@ export interface Config {
   host: string;
   port: number;
   dataDir: string;
+  /** DATA_DIR or --data-dir was set: `./data` is otherwise a default, looked for upwards (cli.ts). */
+  dataDirGiven: boolean;
   databaseUrl: string | undefined;
   /** Connections of the PostgreSQL pool (DATABASE_URL only). */
   databasePoolSize: number;
@@ -87,6 +89,11 @@ export interface Config {
     retrySchedule: number[];
     /** Callbacks may reach private and loopback addresses: only when ALLOW_PRIVATE_CALLBACKS is set (tests on one machine), in either mode. */
     allowPrivate: boolean;
+    /**
+     * Callbacks may reach this machine (loopback: 127.0.0.0/8, ::1, localhost): with allowPrivate, and by
+     * default in a loopback-only sandbox (loopbackOnlySandbox), unless ALLOW_PRIVATE_CALLBACKS=false.
+     */
+    allowLoopback: boolean;
     dispatchIntervalMs: number;
   };
   expiryIntervalSeconds: number;
@@ -288,11 +295,13 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
   if (mode !== 'sandbox' && mode !== 'live') throw new ConfigError(`--mode must be sandbox or live, got "${mode}"`);
   const databaseUrl = get('database-url');
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('DATABASE_URL must be a postgres:// URL');
-  return {
-    mode,
+  // In the order a setting is checked in: the first bad one is the one named.
+  const settings = {
+    mode: mode as Mode,
     host: host(get('host') ?? '127.0.0.1'),
     port: integer('PORT', get('port') ?? '8080', 0, 65535),
     dataDir: get('data-dir') ?? './data',
+    dataDirGiven: get('data-dir') !== undefined,
     databaseUrl,
     databasePoolSize: integer('DATABASE_POOL_SIZE', get('database-pool-size') ?? '10', 1, 1000),
     secretKey: secretKey(mode, get('secret-key')),
@@ -316,11 +325,18 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
       Ethereum: explorerTxUrl('ETHEREUM_EXPLORER_TX_URL', get('ethereum-explorer-tx-url') ?? 'https://etherscan.io/tx/{txId}'),
     },
     logLevel: logLevel(get('log-level') ?? (mode === 'sandbox' ? 'warn' : 'info')),
+  };
+  const privateCallbacks = () => optionalFlag('ALLOW_PRIVATE_CALLBACKS', get('allow-private-callbacks'));
+  return {
+    ...settings,
     callbacks: {
       timeoutSeconds: integer('CALLBACK_TIMEOUT_SECONDS', get('callback-timeout-seconds') ?? '15', 1, 120),
       retrySchedule: retrySchedule(get('callback-retry-schedule') ?? DEFAULT_RETRY_SCHEDULE),
-      // Never implied by the listening address: a sandbox on loopback may still be served through a proxy.
-      allowPrivate: flag('ALLOW_PRIVATE_CALLBACKS', get('allow-private-callbacks')),
+      allowPrivate: privateCallbacks() === true,
+      // A merchant testing on the sandbox's own machine wants its local receiver (as Stripe's CLI
+      // forwards to localhost); nobody else can reach a loopback-only sandbox to abuse it. Set either
+      // way, ALLOW_PRIVATE_CALLBACKS decides.
+      allowLoopback: privateCallbacks() ?? loopbackOnlySandbox(mode, settings.host, settings.trustedProxies, settings.publicUrl),
       dispatchIntervalMs: 500,
     },
     expiryIntervalSeconds: integer('EXPIRY_INTERVAL_SECONDS', get('expiry-interval-seconds') ?? '10', 1, 3600),
@@ -398,10 +414,33 @@ function retrySchedule(text: string): number[] {
   return parts.map(Number);
 }
 
-function flag(name: string, text: string | undefined): boolean {
-  if (text === undefined || text === 'false' || text === '0') return false;
+/** A switch: true or false when set, undefined when not. */
+function optionalFlag(name: string, text: string | undefined): boolean | undefined {
+  if (text === undefined) return undefined;
+  if (text === 'false' || text === '0') return false;
   if (text === 'true' || text === '1') return true;
   throw new ConfigError(`${name} must be true or false, got "${text}"`);
+}
+
+const LOOPBACK_V6 = new BlockList();
+LOOPBACK_V6.addAddress('::1', 'ipv6');
+
+/** `localhost`, 127.0.0.0/8 or ::1: an address only this machine reaches. */
+export function isLoopbackHost(text: string): boolean {
+  const name = text.replace(/^\[|\]$/g, '').toLowerCase();
+  if (name === 'localhost') return true;
+  if (isIP(name) === 4) return name.startsWith('127.');
+  return isIP(name) === 6 && LOOPBACK_V6.check(name, 'ipv6');
+}
+
+/**
+ * A sandbox that only this machine can reach: it listens on loopback, and nothing says it is served to
+ * others (no TRUSTED_PROXIES, no PUBLIC_URL off this machine). Only there are loopback callbacks allowed
+ * by default: in a sandbox others reach, a merchant's callbackUrl could aim at the host's own services.
+ */
+export function loopbackOnlySandbox(mode: Mode, listenHost: string, proxies: string[], payersUrl: string | undefined): boolean {
+  const publicHost = payersUrl === undefined ? undefined : new URL(payersUrl).hostname;
+  return mode === 'sandbox' && isLoopbackHost(listenHost) && proxies.length === 0 && (publicHost === undefined || isLoopbackHost(publicHost));
 }
 
 /** 0x-hex, lowercased; on Tron a T… address is kept for the wiring, whose deriver checks and converts it. */

@@ -6,6 +6,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAddressDeriver } from '../../src/server/addresses/derivation.js';
+import { SANDBOX_XPUBS } from '../../src/server/config.js';
 import { SAMPLE_ORDER, sampledOperations, sampleOf } from '../support/code-samples.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 
@@ -138,6 +140,19 @@ describe('the code samples of the docs', () => {
       const typescript = operation.samples.find((s) => s.lang === 'TypeScript')!;
       expect(typescript.source.split('\n')[0]).toBe('// npm install "$PARTNER_API_URL/partner-api-client.tgz"; PARTNER_API_URL, PARTNER_API_KEY and PARTNER_API_SECRET in the environment.');
     }
+  });
+
+  it("send sample withdrawals to none of the sandbox wallet's deposit addresses (issue 49: one was index 1's, a newcomer's second order)", () => {
+    const text = readFileSync(new URL('../../generated/openapi.json', import.meta.url), 'utf8');
+    // Every destinationAddress of the contract: its examples, and its samples (JSON-escaped in their source).
+    const destinations = [...text.matchAll(/destinationAddress\W+(T[1-9A-HJ-NP-Za-km-z]{33}|0x[0-9a-fA-F]{40})/g)].map((m) => m[1]!);
+    expect(destinations.length).toBeGreaterThanOrEqual(8);
+    const deposit = new Set<string>();
+    for (const network of ['Tron', 'Ethereum'] as const) {
+      const derive = createAddressDeriver(network, SANDBOX_XPUBS[network]);
+      for (let index = 0; index < 300; index++) deposit.add(derive(index).toLowerCase());
+    }
+    expect(destinations.filter((address) => deposit.has(address.toLowerCase()))).toEqual([]);
   });
 
   it('run verbatim with bash against the sandbox, each answered as documented', async () => {

@@ -2,15 +2,17 @@
 // scripts/build-changed.mjs runs a step when its inputs' hash differs from the one stamped by its last
 // successful run, or its output is missing, and skips it otherwise. The figure (a second npm start
 // listening within 3 s) is bench:start's.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain JavaScript script, without declarations
-import { buildChanged, CLIENT_STEP, STEPS } from '../../scripts/build-changed.mjs';
+import { buildChanged, CLIENT_STEP, STEPS, stepLines } from '../../scripts/build-changed.mjs';
 
 type Step = { name: string; inputs: string[]; output: string; command: string[]; after?: string[] };
-const run = buildChanged as (root: string, steps: Step[]) => Promise<string[]>;
+type Report = { started(step: Step): void; finished(step: Step, seconds: number): void };
+const run = buildChanged as (root: string, steps: Step[], stampDir?: string, report?: Report) => Promise<string[]>;
+const lines = stepLines as (write: (line: string) => void) => Report;
 
 const root = mkdtempSync(join(tmpdir(), 'build-changed-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -78,6 +80,29 @@ describe('scripts/build-changed.mjs', () => {
     writeFileSync(join(root, 'config.json'), '{"after":2}');
     const broken: Step = { ...first, command: [process.execPath, '-e', 'process.exit(1)'] };
     await expect(run(root, [broken, second])).rejects.toThrow(/the second build did not run: first failed/);
+  });
+
+  it('says which step it builds as the step starts, and its time as it ends (issue 49: no silent first start)', async () => {
+    const said: string[] = [];
+    const report = lines((line) => said.push(line));
+    // A step of about 300 ms.
+    const checking: Step = {
+      name: 'told',
+      inputs: ['config.json'],
+      output: 'out/told',
+      command: [process.execPath, '-e', "setTimeout(()=>{require('fs').mkdirSync('out',{recursive:true});require('fs').writeFileSync('out/told','1')},300)"],
+    };
+    const described = { ...checking, what: 'the told thing (out/told)' };
+    writeFileSync(join(root, 'config.json'), '{"told":1}');
+    const running = run(root, [described], undefined, report);
+    await expect.poll(() => said, { interval: 20 }).toEqual(['building the told thing (out/told)...\n']);
+    expect(existsSync(join(root, 'out/told'))).toBe(false); // said as it started, before it ended
+    await running;
+    expect(said[1]).toMatch(/^built the told thing \(out\/told\) in (0\.[3-9]|[1-9]\d*\.\d) s\n$/);
+    expect(await run(root, [described], undefined, report)).toEqual([]);
+    expect(said).toHaveLength(2); // nothing to build, nothing said
+    // Every step of npm start says what it builds.
+    expect((STEPS as (Step & { what?: string })[]).map((s) => s.what)).toEqual(['the platform (dist/server)', 'the client package (dist/client)', 'the docs site (dist/docs)']);
   });
 
   it('npm start builds the platform, the client package and the docs (which carry the client) from their sources, as npm test does', () => {

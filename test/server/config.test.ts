@@ -181,3 +181,28 @@ describe('the reconciliation settings', () => {
     expect(() => readConfig(env, {})).toThrow(new ConfigError(message));
   });
 });
+
+// Issue 49 (1): loopback callbacks are allowed by default only where nobody but this machine reaches
+// the sandbox; ALLOW_PRIVATE_CALLBACKS, set either way, decides over that default.
+describe('loopback callbacks by default', () => {
+  const loopback = (env: Record<string, string>) => readConfig(env, {}).callbacks;
+
+  it('are allowed in a sandbox on loopback with no proxy and no public URL elsewhere: npm start as it comes', () => {
+    for (const HOST of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) expect(loopback({ HOST }), HOST).toEqual(expect.objectContaining({ allowLoopback: true, allowPrivate: false }));
+    expect(loopback({}).allowLoopback).toBe(true);
+    expect(loopback({ PUBLIC_URL: 'http://127.0.0.1:8080' }).allowLoopback).toBe(true);
+    expect(loopback({ PUBLIC_URL: 'http://localhost:8080/pay' }).allowLoopback).toBe(true);
+  });
+
+  it('are refused in a sandbox others reach: on another address, behind a proxy, with a public URL elsewhere', () => {
+    for (const env of [{ HOST: '0.0.0.0' }, { HOST: '::' }, { HOST: '192.0.2.10' }, { TRUSTED_PROXIES: '127.0.0.1' }, { PUBLIC_URL: 'https://sandbox.shop.example' }] as Record<string, string>[]) {
+      expect(loopback(env).allowLoopback, JSON.stringify(env)).toBe(false);
+    }
+  });
+
+  it('follow ALLOW_PRIVATE_CALLBACKS when it is set, either way, and never open live mode by themselves', () => {
+    expect(loopback({ ALLOW_PRIVATE_CALLBACKS: 'false' }).allowLoopback).toBe(false);
+    expect(loopback({ HOST: '0.0.0.0', ALLOW_PRIVATE_CALLBACKS: 'true' })).toEqual(expect.objectContaining({ allowLoopback: true, allowPrivate: true }));
+    expect(loopback({ ...BASE_ENV, PARTNER_API_MODE: 'live', PUBLIC_URL: 'https://127.0.0.1' }).allowLoopback).toBe(false);
+  });
+});

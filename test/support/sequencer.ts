@@ -6,8 +6,10 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const LONGEST_FIRST = [
+  'test/scripts/fresh-clone-start.test.ts',
   'test/server/cli/cli.test.ts',
   'test/package/merchant-from-docs.test.ts',
+  'test/package/typescript-samples-from-docs.test.ts',
   'test/server/chain/chain-faults-e2e.test.ts',
   'test/server/chain/chain-e2e.test.ts',
   'test/server/payment-page/page.test.ts',

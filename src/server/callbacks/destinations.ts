@@ -75,6 +75,16 @@ export function isNonPublicAddress(ip: string): boolean {
   return NON_PUBLIC_GLOBAL_V6.check(words.map((w) => w.toString(16)).join(':'), 'ipv6');
 }
 
+/** This machine's own addresses: 127.0.0.0/8 and ::1, and 127.0.0.0/8 IPv4-mapped (not SIIT, NAT64 or 6to4: those leave the machine). */
+export function isLoopbackAddress(ip: string): boolean {
+  const version = isIP(ip.replace(/%.*$/, ''));
+  if (version === 4) return ip.startsWith('127.');
+  if (version !== 6) return false;
+  const words = ipv6Words(ip);
+  const zeros = (from: number, to: number) => words.slice(from, to).every((w) => w === 0);
+  return (zeros(0, 7) && words[7] === 1) || (zeros(0, 5) && words[5] === 0xffff && words[6]! >> 8 === 127);
+}
+
 /** `localhost`, its subdomains, with or without the root's trailing dot. */
 function isLocalhostName(host: string): boolean {
   const name = host.toLowerCase().replace(/\.+$/, '');
@@ -86,6 +96,8 @@ export interface CallbackPolicy {
   requireHttps: boolean;
   /** Private and loopback receivers allowed: only when the operator sets ALLOW_PRIVATE_CALLBACKS, in either mode. */
   allowPrivate: boolean;
+  /** Receivers on this machine allowed (loopback addresses, `localhost`) though other private ones are not: a loopback-only sandbox. */
+  allowLoopback?: boolean;
   /**
    * Live mode: a name that can only resolve inside a network (one label, `intranet`; `printer.local`,
    * `shop.internal`, `metadata.google.internal`) is refused when the URL is given, not accepted and
@@ -95,9 +107,10 @@ export interface CallbackPolicy {
   publicNamesOnly: boolean;
 }
 
-export function callbackPolicy(mode: Mode, allowPrivate: boolean): CallbackPolicy {
+/** `allowLoopback` counts in the sandbox only (config.callbacks.allowLoopback): live mode opens loopback with allowPrivate alone. */
+export function callbackPolicy(mode: Mode, allowPrivate: boolean, allowLoopback = false): CallbackPolicy {
   const live = mode === 'live' && !allowPrivate;
-  return { requireHttps: live, allowPrivate, publicNamesOnly: live };
+  return { requireHttps: live, allowPrivate, allowLoopback: allowPrivate || (mode === 'sandbox' && allowLoopback), publicNamesOnly: live };
 }
 
 /** The refusal of a private, loopback or reserved host (callbackUrlProblem). */
@@ -116,6 +129,7 @@ export function callbackUrlProblem(text: string, policy: CallbackPolicy): string
   if (policy.requireHttps && url.protocol !== 'https:') return 'must be an https URL in live mode';
   if (policy.allowPrivate) return undefined;
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (policy.allowLoopback && (isLocalhostName(host) || isLoopbackAddress(host))) return undefined;
   if (isLocalhostName(host) || isNonPublicAddress(host)) return PRIVATE_DESTINATION;
   if (policy.publicNamesOnly && isIP(host) === 0 && isInternalName(host)) return PRIVATE_DESTINATION;
   return undefined;
@@ -158,7 +172,7 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | Lo
 
 /**
  * The `lookup` of a callback's request under the policy: a special-use name is never looked up (with
- * private destinations allowed, `localhost` still is: it names this machine, from /etc/hosts); a name
+ * private or loopback destinations allowed, `localhost` still is: it names this machine, from /etc/hosts); a name
  * is resolved by DNS; unless private destinations are allowed, one that resolves to any non-public
  * address is refused. Node skips lookup for IP literals: callbackUrlProblem checks those.
  */
@@ -166,16 +180,19 @@ export function callbackLookup(policy: CallbackPolicy) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     const resolvable = isLocalhostName(hostname) || !isSpecialUseName(hostname);
     if (policy.allowPrivate && resolvable) return void dnsLookup(hostname, options, callback as never);
-    publicOnlyLookup(hostname, options, callback);
+    publicOnlyLookup(hostname, options, callback, policy.allowLoopback);
   };
 }
 
-/** A `lookup` that refuses a special-use name without a query, and a name resolving to any non-public address. */
-export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  if (isSpecialUseName(hostname)) return callback(new SpecialUseNameError(hostname), []);
+/**
+ * A `lookup` that refuses a special-use name without a query, and a name resolving to any non-public
+ * address; with `allowLoopback`, `localhost` is looked up and loopback addresses pass (no other private one).
+ */
+export function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback, allowLoopback = false): void {
+  if (isSpecialUseName(hostname) && !(allowLoopback && isLocalhostName(hostname))) return callback(new SpecialUseNameError(hostname), []);
   dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
-    const refused = addresses.find((a) => isNonPublicAddress(a.address));
+    const refused = addresses.find((a) => isNonPublicAddress(a.address) && !(allowLoopback && isLoopbackAddress(a.address)));
     if (refused) return callback(new NonPublicDestinationError(hostname, refused.address), []);
     if (options.all) return callback(null, addresses);
     callback(null, addresses[0]!.address, addresses[0]!.family);

@@ -63,7 +63,7 @@ export class CallbackDispatcher {
     this.concurrency = options.concurrency ?? 16;
     this.slowAfterMs = options.slowAfterMs ?? 1000;
     this.maxOpen = options.maxOpen ?? 8 * this.concurrency;
-    this.policy = callbackPolicy(options.mode, options.config.allowPrivate);
+    this.policy = callbackPolicy(options.mode, options.config.allowPrivate, options.config.allowLoopback);
     this.fairness = new DeliveryFairness({ ...fairnessFor(this.concurrency), ...options.fairness });
   }
 

@@ -3,6 +3,7 @@
 // one again is ./redelivery.ts.
 import type { components } from '../../../generated/schema.js';
 import type { Database, Sql } from '../db/database.js';
+import { platformDateTime } from '../shared/time.js';
 
 export const CALLBACK_STATES = ['pending', 'delivered', 'gone', 'failed'] as const;
 export type CallbackState = (typeof CALLBACK_STATES)[number];
@@ -111,10 +112,11 @@ export async function listCallbacks(db: Database, filter: { state?: CallbackStat
     state: row.state,
     attempts: attempts
       .filter((a) => a.outbox_id === row.id)
-      .map((a) => ({ at: a.attempted_at.toISOString(), statusCode: a.status_code, latencyMs: a.latency_ms, error: a.error })),
-    nextAttemptAt: row.state === 'pending' ? row.next_attempt_at.toISOString() : null,
-    createdAt: row.created_at.toISOString(),
-    deliveredAt: row.delivered_at?.toISOString() ?? null,
+      .map((a) => ({ at: platformDateTime(a.attempted_at), statusCode: a.status_code, latencyMs: a.latency_ms, error: a.error })),
+    // The API's one date shape (UTC), as the merchants' deliveries show these times.
+    nextAttemptAt: row.state === 'pending' ? platformDateTime(row.next_attempt_at) : null,
+    createdAt: platformDateTime(row.created_at),
+    deliveredAt: row.delivered_at ? platformDateTime(row.delivered_at) : null,
   }));
 }
 

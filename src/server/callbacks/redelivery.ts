@@ -2,6 +2,7 @@
 // redeliver`, any merchant's event) and a merchant's (`POST …/events/{eventId}/redeliver`, its own).
 import type { Database } from '../db/database.js';
 import { eventDeliveries, listCallbacks, type CallbackRecord, type EventDeliveries } from './history.js';
+import { platformDateTime } from '../shared/time.js';
 
 /** A redelivery asked for while an attempt of the same event is under way. */
 export class CallbackInFlightError extends Error {}
@@ -38,7 +39,7 @@ async function makeDueAgain(db: Database, webhookId: string, merchantId: string 
     [webhookId, merchantId ?? null],
   );
   if (inFlight?.url === null) throw new NoCallbackError(`event ${webhookId} has no callback to deliver: its withdrawal was created without a callbackUrl`);
-  if (inFlight) throw new CallbackInFlightError(`callback ${webhookId} is being delivered right now (its attempt's lease ends ${inFlight.next_attempt_at.toISOString()}): try again after`);
+  if (inFlight) throw new CallbackInFlightError(`callback ${webhookId} is being delivered right now (its attempt's lease ends ${platformDateTime(inFlight.next_attempt_at)} UTC): try again after`);
   return undefined;
 }
 

@@ -5,6 +5,7 @@ import { issuedAddresses, networkIndexes, type IssuedAddress, type NetworkIndexe
 import type { Platform } from '../platform.js';
 import { UsageError } from './errors.js';
 import { dateFlag, networkFlag, type Flags } from './flags.js';
+import { platformDateTime } from '../shared/time.js';
 
 const COLUMNS = ['network', 'index', 'derivation_path', 'address', 'merchant_id', 'merchant', 'order', 'external_id', 'issued_at', 'credited_units', 'last_credit_at'];
 
@@ -26,7 +27,7 @@ export function csvField(value: string): string {
 function csvRow(address: IssuedAddress): string {
   return [
     address.network, String(address.index), address.derivationPath, address.address, address.merchantId, address.merchant, address.order,
-    address.externalId, address.issuedAt.toISOString(), String(address.credited), address.lastCreditAt?.toISOString() ?? '',
+    address.externalId, platformDateTime(address.issuedAt), String(address.credited), address.lastCreditAt ? platformDateTime(address.lastCreditAt) : '',
   ].map(csvField).join(',');
 }
 
@@ -54,8 +55,10 @@ export async function addressesExport(platform: Platform, { network, from, to }:
   const xpubs = { Tron: platform.config.networks.Tron.xpub, Ethereum: platform.config.networks.Ethereum.xpub };
   const addresses = await issuedAddresses(platform.db, xpubs, { network, from, to });
   const networks = await networkIndexes(platform.db, network);
+  // Times in the API's date shape (UTC), as in the CSV.
+  const shown = addresses.map((a) => ({ ...a, issuedAt: platformDateTime(a.issuedAt), lastCreditAt: a.lastCreditAt && platformDateTime(a.lastCreditAt) }));
   const json = JSON.stringify(
-    { addresses, networks },
+    { addresses: shown, networks },
     (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value), // exact amounts, as strings
     2,
   );

@@ -6,11 +6,14 @@ import { CallbackInFlightError, NoCallbackError, redeliverCallback } from '../ca
 import { formatCallback } from './callback-format.js';
 import { addressesExport, exportFilters } from './address-export.js';
 import { chainResumeCommand, depositsRescanCommand } from './chain-commands.js';
+import { resolve } from 'node:path';
 import type { Config } from '../config.js';
+import { isDataDirectory } from '../db/data-directory.js';
 import { isUuid } from '../shared/uuid.js';
 import { formatDecimalUnits, parseDecimalUnits } from '../shared/money.js';
 import type { Platform } from '../platform.js';
-import { MAX_GRACE_SECONDS } from '../merchants/merchants.js';
+import { DuplicateMerchantNameError, MAX_GRACE_SECONDS } from '../merchants/merchants.js';
+import { platformDateTime } from '../shared/time.js';
 import { checkLedger } from '../ledger/ledger.js';
 import { changePolicy, type PolicyChange } from '../withdrawals/policy.js';
 import { MAX_WITHDRAWAL_UNITS, type Refusal } from '../withdrawals/requests.js';
@@ -84,6 +87,7 @@ function printCredentials(io: Io, flags: Flags, credentials: object) {
 async function withPlatform<T>(io: Io, config: Config, work: (platform: Platform) => Promise<T>): Promise<T> {
   // Run by the platform itself for an operator (process/operator-socket.ts): its own, already open.
   if (io.platform) return work(io.platform);
+  refuseSilentNewDatabase(io, config);
   const { openPlatform } = await import('../platform.js');
   const platform = await openPlatform(config, { logger: false });
   try {
@@ -91,6 +95,24 @@ async function withPlatform<T>(io: Io, config: Config, work: (platform: Platform
   } finally {
     await platform.close();
   }
+}
+
+/**
+ * A command never makes a database without saying so (issue 49): without DATA_DIR, and with no data
+ * directory here or above (cli.ts, locateDataDirectory), it is refused, since the database it would
+ * create is not the one any platform uses; with DATA_DIR naming a directory without one, it says that it
+ * creates one. `serve` creates its database as it always did (`./data` by default).
+ */
+function refuseSilentNewDatabase(io: Io, config: Config): void {
+  if (config.databaseUrl || isDataDirectory(config.dataDir)) return;
+  const where = resolve(config.dataDir);
+  if (!config.dataDirGiven) {
+    throw new RefusedError(
+      `no platform data directory in ${process.cwd()} or above it (a data/ holding partner-api.lock): this command would create a new, empty database in ${where}; ` +
+        'run it in the folder where the platform runs (npm start\'s), or choose the directory with --data-dir DIR (or DATA_DIR)',
+    );
+  }
+  io.stderr.write(`partner-api: DATA_DIR ${config.dataDir} holds no database yet: creating a new, empty one in ${where}\n`);
 }
 
 /** A command that opens the platform, asks `handler` for a result, and prints it (as JSON with --json). */
@@ -212,7 +234,11 @@ export const COMMANDS: Command[] = [
       const name = required(flags, 'name');
       if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
       const displayName = flags['display-name'] === undefined ? undefined : displayNameFlag(flags);
-      printCredentials(io, flags, await withPlatform(io, config, (p) => p.merchants.create(name, displayName)));
+      const created = await withPlatform(io, config, (p) => p.merchants.create(name, displayName, { uniqueName: true })).catch((error: unknown) => {
+        if (!(error instanceof DuplicateMerchantNameError)) throw error;
+        throw new RefusedError(`a merchant named ${JSON.stringify(name)} exists (API key ${error.apiKey}): names tell merchants apart in reports and logs; choose another --name`);
+      });
+      printCredentials(io, flags, created);
     },
   },
   {
@@ -248,7 +274,8 @@ export const COMMANDS: Command[] = [
       const grace = durationFlag(flags, 'grace', DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS);
       const credentials = await withPlatform(io, config, (p) => p.merchants.rotateSecrets(apiKey, grace));
       if (!credentials) throw new RefusedError(`no merchant has the API key ${apiKey}`);
-      printCredentials(io, flags, credentials);
+      const until = credentials.previousSecretsValidUntil;
+      printCredentials(io, flags, { ...credentials, previousSecretsValidUntil: until && platformDateTime(new Date(until)) });
     },
   },
   {
@@ -260,10 +287,16 @@ export const COMMANDS: Command[] = [
       const apiKey = required(flags, 'api-key');
       const result = await withPlatform(io, config, (p) => p.merchants.endGrace(apiKey));
       if (!result) throw new RefusedError(`no merchant has the API key ${apiKey}`);
-      const text = result.ended
-        ? `the old secrets of merchant ${result.name} are refused from now on (by every instance within ${CACHE_BOUND_SECONDS} s)`
-        : `merchant ${result.name} had no grace period running: only its current secrets work`;
-      print(io, flags, { name: result.name, apiKey, graceEnded: result.ended }, text);
+      // The embedded database is one process's: the platform that ran this (or none) is the only
+      // instance, and it forgot the merchant as the grace ended. On PostgreSQL, other instances keep a
+      // merchant they read for up to 30 s.
+      const everywhereBy = config.databaseUrl ? platformDateTime(new Date(Date.now() + CACHE_BOUND_SECONDS * 1000)) : undefined;
+      const text = !result.ended
+        ? `merchant ${result.name} had no grace period running: only its current secrets work`
+        : everywhereBy
+          ? `the old secrets of merchant ${result.name} are refused from now on by this database; instances that read the merchant before keep accepting them until ${everywhereBy} UTC at the latest (their ${CACHE_BOUND_SECONDS} s cache)`
+          : `the old secrets of merchant ${result.name} are refused from now on`;
+      print(io, flags, { name: result.name, apiKey, graceEnded: result.ended, ...(result.ended ? { refusedEverywhereBy: everywhereBy ?? platformDateTime(new Date()) } : {}) }, text);
     },
   },
   {

@@ -20,12 +20,16 @@ export function networkFlag(flags: Flags, name: string): Network {
   throw new UsageError(`--${name} must be Tron or Ethereum`);
 }
 
-/** A date (`2026-11-01`, midnight UTC) or a date and time with its zone (`2026-11-01T12:00:00Z`). */
+/**
+ * A date (`2026-11-01`, midnight UTC), the API's date and time (`2026-11-01 12:00:00`, UTC, as the
+ * commands print times), or a date and time with its zone (`2026-11-01T12:00:00Z`).
+ */
 export function dateFlag(flags: Flags, name: string): Date | undefined {
   const text = flags[name];
   if (text === undefined) return undefined;
-  const date = typeof text === 'string' && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text) ? new Date(text) : undefined;
-  if (!date || Number.isNaN(date.getTime())) throw new UsageError(`--${name} must be a date such as 2026-11-01 or 2026-11-01T12:00:00Z`);
+  const iso = typeof text === 'string' && /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(text) ? `${text.replace(' ', 'T')}Z` : text;
+  const date = typeof iso === 'string' && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(iso) ? new Date(iso) : undefined;
+  if (!date || Number.isNaN(date.getTime())) throw new UsageError(`--${name} must be a date such as 2026-11-01, 2026-11-01 12:00:00 (UTC) or 2026-11-01T12:00:00Z`);
   return date;
 }
 

@@ -6,6 +6,26 @@ import { tryLock } from 'fs-native-extensions';
 
 export class DataDirectoryBusyError extends Error {}
 
+/** The file every opening of a data directory writes (lockDataDirectory): what makes a directory a platform's. */
+const LOCK_FILE = 'partner-api.lock';
+
+/** Whether `dir` is a platform's data directory (its database opened there at least once). */
+export function isDataDirectory(dir: string): boolean {
+  return existsSync(join(dir, LOCK_FILE));
+}
+
+/**
+ * The data directory meant by a command run in `from` without DATA_DIR: `data/` of that folder or of the
+ * nearest folder above that has a platform's (as git finds its repository), so that a command run in a
+ * subfolder of the project reaches the database the platform there uses. Undefined when there is none.
+ */
+export function findDataDirectory(from: string): string | undefined {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    if (isDataDirectory(join(dir, 'data'))) return join(dir, 'data');
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
 /** The data directory cannot be created or written: exit 73 (cannot create). */
 export class DataDirectoryError extends Error {}
 
@@ -38,7 +58,7 @@ function dataDirectoryError(dir: string, error: unknown): unknown {
  */
 export function lockDataDirectory(dataDir: string): () => void {
   ownerOnlyDirectory(dataDir);
-  const lockFile = join(dataDir, 'partner-api.lock');
+  const lockFile = join(dataDir, LOCK_FILE);
   let fd: number;
   try {
     fd = openSync(lockFile, 'a+', 0o600);

@@ -125,7 +125,7 @@ export function buildApp(deps: AppDeps): App {
   fastify.decorateRequest('merchant', null);
 
   const { metrics } = deps;
-  operationsRoutes(fastify, { db: deps.db, metrics });
+  operationsRoutes(fastify, { db: deps.db, metrics, mode: deps.config.mode });
   const guard = {
     authenticator: createAuthenticator(deps.merchants, deps.config.timestampToleranceSeconds, deps.now),
     rateLimiter: createRateLimiter(deps.config.rateLimit.limit, deps.config.rateLimit.windowSeconds, deps.now),
@@ -134,7 +134,7 @@ export function buildApp(deps: AppDeps): App {
   let listening: string | undefined;
   const listenBase = () => (listening ??= fastify.server.listening ? listenUrl(fastify.server.address()) : undefined) ?? listenUrl(null);
   const paymentLinks = new PaymentLinks(deps.paymentPageKey, () => deps.config.publicUrl ?? listenBase());
-  const callbacks = callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate);
+  const callbacks = callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate, deps.config.callbacks.allowLoopback);
   partnerRoutes(fastify, {
     ...guard,
     paymentLinks,

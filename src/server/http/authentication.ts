@@ -63,6 +63,16 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
   // refused, so a new secret works at once).
   const reloads = new Map<string, { generation: number | undefined; done: Promise<CachedMerchant | undefined> }>();
   let loadsStarted = 0;
+  // A merchant whose secrets changed through this instance (a rotation or an ended grace run by the
+  // platform for an operator) is forgotten at once, and no load started before the change is kept: the
+  // old secret stops here when the command returns, not up to 30 s later.
+  const changedAt = new Map<string, number>();
+  merchants.onSecretsChanged((apiKey) => {
+    if (changedAt.size >= CACHE_MAX) changedAt.clear();
+    changedAt.set(apiKey, loadsStarted);
+    cache.delete(apiKey);
+    pending.delete(apiKey); // a request from now on waits for a load of its own
+  });
 
   function lookup(apiKey: string): Promise<CachedMerchant | undefined> {
     const hit = cache.get(apiKey);
@@ -98,7 +108,7 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
       loadedAt,
     };
     const current = cache.get(apiKey);
-    if (!current || current.generation < generation) cache.set(apiKey, entry);
+    if ((!current || current.generation < generation) && generation > (changedAt.get(apiKey) ?? 0)) cache.set(apiKey, entry);
     return entry;
   }
 

@@ -4,7 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { haltedNetworks } from '../chain/halt.js';
 import { waitingForFunds } from '../payouts/payout-store.js';
-import { contractText } from './openapi-document.js';
+import type { Mode } from '../config.js';
+import { contract, contractText } from './openapi-document.js';
 import type { Database } from '../db/database.js';
 import type { Metrics } from './metrics.js';
 import { ProblemError } from './problems.js';
@@ -25,7 +26,35 @@ const DOCS_HEADERS = {
   'Referrer-Policy': 'no-referrer',
 };
 
-export function operationsRoutes(app: FastifyInstance, deps: { db: Database; metrics: Metrics }) {
+/** The root's page: nothing but links, so nothing to allow but following them. */
+const INDEX_HEADERS = { 'Content-Security-Policy': "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'", 'X-Frame-Options': 'DENY', 'Referrer-Policy': 'no-referrer' };
+
+/**
+ * What a person who opens the platform's address finds (issue 49): where the docs, the contract, the
+ * client package and the health checks are. Links are relative, so a proxy may mount the platform under a
+ * prefix. The sandbox's credentials stay in the banner of the terminal that started it, never on a page.
+ */
+function indexPage(mode: Mode): string {
+  const sandbox =
+    mode === 'sandbox'
+      ? '<p>Sandbox mode: deposit addresses come from a public test wallet, never for real funds. The sandbox merchant\'s credentials are in the banner of the terminal that started the platform; the test helpers (simulated deposits and withdrawals) are under <code>/sandbox/v1</code>, described in the docs.</p>'
+      : '';
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">' +
+    '<meta name="robots" content="noindex"><title>Partner API</title><link rel="icon" href="data:,"></head><body><main>' +
+    `<h1>Partner API</h1><p>USDT deposit orders on Tron and Ethereum, withdrawals and signed callbacks (${mode} mode).</p>${sandbox}<ul>` +
+    '<li><a href="docs">The docs</a>: the merchants\' guide and the API reference, with samples in curl, TypeScript and Python</li>' +
+    '<li><a href="openapi.json">The contract</a> (OpenAPI 3.1)</li>' +
+    '<li><a href="partner-api-client.tgz">The client package</a> for TypeScript and JavaScript (<code>npm install "$PARTNER_API_URL/partner-api-client.tgz"</code>)</li>' +
+    '<li><a href="healthz">Health</a> and <a href="readyz">readiness</a></li>' +
+    '</ul></main></body></html>'
+  );
+}
+
+/** The docs' routes from the root that a link of the docs' menu names: its guide's sections and its tags (Redoc's slugs). */
+const TAG_ROUTES = ((contract as unknown as { tags?: { name: string }[] }).tags ?? []).map((tag) => `/${tag.name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`);
+
+export function operationsRoutes(app: FastifyInstance, deps: { db: Database; metrics: Metrics; mode: Mode }) {
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.requests.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
@@ -33,6 +62,7 @@ export function operationsRoutes(app: FastifyInstance, deps: { db: Database; met
     );
   });
 
+  app.get('/', staticAsset('text/html; charset=utf-8', () => Buffer.from(indexPage(deps.mode)), INDEX_HEADERS));
   app.get('/healthz', async () => ({ status: 'ok' }));
 
   app.get('/readyz', async (_request, reply) => {
@@ -72,8 +102,10 @@ export function operationsRoutes(app: FastifyInstance, deps: { db: Database; met
   );
   // Deep links: Redoc routes in the URL's fragment (/docs#/section/errors), which a server never sees;
   // a path under /docs (/docs/section/errors, /docs/tag/Withdrawals) is sent to that route.
-  app.get<{ Params: { '*': string } }>('/docs/*', async (request, reply) => {
-    const route = request.params['*'].replace(/^\/+|\/+$/g, '');
-    return reply.redirect(/^[A-Za-z0-9._~/-]+$/.test(route) ? `/docs#/${route}` : '/docs', 302);
-  });
+  const toDocs = (route: string) => (/^[A-Za-z0-9._~/-]+$/.test(route) ? `/docs#/${route}` : '/docs');
+  app.get<{ Params: { '*': string } }>('/docs/*', async (request, reply) => reply.redirect(toDocs(request.params['*'].replace(/^\/+|\/+$/g, '')), 302));
+  // The same routes from the root, as the docs' menu once wrote its links (href="/section/errors") and
+  // as such links were copied: each opens its place in the docs (scripts/docs-hash-links.mjs).
+  app.get<{ Params: { '*': string } }>('/section/*', async (request, reply) => reply.redirect(toDocs(`section/${request.params['*'].replace(/^\/+|\/+$/g, '')}`), 302));
+  for (const route of TAG_ROUTES) app.get(route, async (_request, reply) => reply.redirect(`/docs#${route}`, 302));
 }

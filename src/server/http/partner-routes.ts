@@ -21,6 +21,10 @@ export interface PartnerRouteDeps extends GuardDeps {
   paymentLinks: PaymentLinks;
 }
 
+/** Where a refused local receiver can be allowed (config.ts, loopbackOnlySandbox). */
+const PRIVATE_WAY_OUT =
+  "a sandbox that listens on loopback only accepts receivers on its own machine (127.0.0.1, localhost); otherwise its operator sets ALLOW_PRIVATE_CALLBACKS=true, for tests on one machine";
+
 export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
   const preValidation = merchantGuard(deps);
   const writeOrder = orderWriter(deps.paymentLinks);
@@ -34,7 +38,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
         const url = request.body[field];
         const problem = url === undefined ? undefined : callbackUrlProblem(url, policy);
         // The way out, where there is one: the operator's setting for a receiver on the platform's machine.
-        const detail = field === 'callbackUrl' && problem === PRIVATE_DESTINATION ? `${problem}; for a receiver on the platform's own machine in tests, its operator sets ALLOW_PRIVATE_CALLBACKS=true` : problem;
+        const detail = field === 'callbackUrl' && problem === PRIVATE_DESTINATION ? `${problem}; ${PRIVATE_WAY_OUT}` : problem;
         return detail ? [{ pointer: `/${field}`, detail }] : [];
       });
       if (errors.length > 0) throw new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors });

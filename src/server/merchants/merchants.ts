@@ -4,6 +4,8 @@ import { newMerchantIdentity, type MerchantCredentials, type Mode, type SecretKe
 export interface Merchant {
   id: string;
   name: string;
+  /** The name payers see on the payment page, or null: none shown. */
+  displayName: string | null;
   apiKey: string;
   secretVersion: number;
   /**
@@ -18,6 +20,7 @@ export interface Merchant {
 interface MerchantRow {
   id: string;
   name: string;
+  display_name: string | null;
   api_key: string;
   secret_version: number;
   previous_secret_version: number | null;
@@ -27,6 +30,7 @@ interface MerchantRow {
 const toMerchant = (row: MerchantRow): Merchant => ({
   id: row.id,
   name: row.name,
+  displayName: row.display_name,
   apiKey: row.api_key,
   secretVersion: row.secret_version,
   previousSecretVersion: row.previous_secret_version ?? undefined,
@@ -34,7 +38,7 @@ const toMerchant = (row: MerchantRow): Merchant => ({
 });
 
 /** A merchant's columns, the previous secret version only while its grace period runs by the database's clock. */
-const MERCHANT_COLUMNS = `id, name, api_key, secret_version,
+const MERCHANT_COLUMNS = `id, name, display_name, api_key, secret_version,
   CASE WHEN previous_secret_until > now() THEN previous_secret_version END AS previous_secret_version,
   CASE WHEN previous_secret_until > now() THEN (extract(epoch FROM previous_secret_until - now()) * 1000)::float8 END AS previous_remaining_ms`;
 
@@ -47,17 +51,56 @@ export interface RotatedSecrets extends MerchantCredentials {
   previousSecretsValidUntil: string | null;
 }
 
+/** `merchants create` with a name another merchant has: names tell the operator's merchants apart. */
+export class DuplicateMerchantNameError extends Error {
+  constructor(
+    readonly merchantName: string,
+    /** The API key of the merchant that has the name. */
+    readonly apiKey: string,
+  ) {
+    super(`a merchant named ${merchantName} exists`);
+  }
+}
+
 export class Merchants {
+  /** Told of each merchant whose secrets changed here (a rotation, an ended grace), by API key. */
+  private readonly secretsChangedListeners = new Set<(apiKey: string) => void>();
+
   constructor(
     private readonly db: Database,
     private readonly secrets: SecretKeeper,
     private readonly mode: Mode,
   ) {}
 
-  /** `displayName`: the name payers see on the payment page (none shown without one). */
-  async create(name: string, displayName?: string): Promise<MerchantCredentials & { name: string; displayName?: string }> {
+  /**
+   * Calls `listener` with the API key of each merchant whose secrets change through this instance, once
+   * the change is committed: the request authenticator forgets what it cached of the merchant.
+   */
+  onSecretsChanged(listener: (apiKey: string) => void): void {
+    this.secretsChangedListeners.add(listener);
+  }
+
+  private secretsChanged(apiKey: string): void {
+    for (const listener of this.secretsChangedListeners) listener(apiKey);
+  }
+
+  /**
+   * `displayName`: the name payers see on the payment page (none shown without one). `uniqueName`: refuse
+   * a name another merchant has (DuplicateMerchantNameError), as `merchants create` does; two such creates
+   * at once take turns (an advisory lock of the transaction), so the second sees the first's row.
+   */
+  async create(name: string, displayName?: string, { uniqueName = false } = {}): Promise<MerchantCredentials & { name: string; displayName?: string }> {
     const { id, apiKey } = newMerchantIdentity(this.mode);
-    await this.db.query('INSERT INTO merchants (id, name, api_key, display_name) VALUES ($1, $2, $3, $4)', [id, name, apiKey, displayName ?? null]);
+    const insert = 'INSERT INTO merchants (id, name, api_key, display_name) VALUES ($1, $2, $3, $4)';
+    if (!uniqueName) await this.db.query(insert, [id, name, apiKey, displayName ?? null]);
+    else {
+      await this.db.transaction(async (tx) => {
+        await tx.query("SELECT pg_advisory_xact_lock(hashtext('partner-api: merchant names'))");
+        const [existing] = await tx.query<{ api_key: string }>('SELECT api_key FROM merchants WHERE name = $1 ORDER BY created_at LIMIT 1', [name]);
+        if (existing) throw new DuplicateMerchantNameError(name, existing.api_key);
+        await tx.query(insert, [id, name, apiKey, displayName ?? null]);
+      });
+    }
     return { name, ...(displayName === undefined ? {} : { displayName }), ...this.secrets.credentials({ id, apiKey, secretVersion: 1 }) };
   }
 
@@ -89,6 +132,7 @@ export class Merchants {
       [apiKey, graceSeconds],
     );
     if (!row) return undefined;
+    this.secretsChanged(apiKey);
     const credentials = this.secrets.credentials({ id: row.id, apiKey: row.api_key, secretVersion: row.secret_version });
     return { name: row.name, ...credentials, previousSecretsValidUntil: row.previous_secret_until && new Date(row.previous_secret_until).toISOString() };
   }
@@ -105,6 +149,7 @@ export class Merchants {
        RETURNING m.name, before.ended`,
       [apiKey],
     );
+    if (row) this.secretsChanged(apiKey);
     return row && { name: row.name, ended: row.ended };
   }
 

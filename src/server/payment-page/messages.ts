@@ -38,6 +38,8 @@ export interface Messages {
   tokenContract: string;
   warning: (network: Network, others: string) => string;
   copy: string;
+  /** The button beside the amount to send (waiting: the minimum; partly paid: what is still due). */
+  copyAmount: string;
   copied: string;
   qrAlt: string;
   noscript: string;
@@ -63,7 +65,7 @@ export const MESSAGES: Record<Language, Messages> = {
     networkName: NETWORK_NAMES,
     sandbox: 'Sandbox: a test page. Do not send real funds to this address.',
     states: {
-      waiting: { heading: 'Waiting for your payment', text: (minimum) => `Send at least ${minimum} USDT to the address below before the time runs out.` },
+      waiting: { heading: 'Waiting for your payment', text: (minimum) => `Send at least ${minimum} USDT to the address below.` },
       partial: { heading: 'Partly paid', text: (due) => `Send at least ${due} USDT more to the same address to complete it.` },
       done: { heading: 'Paid', text: (back) => `Your payment is complete. Thank you!${back ? '' : ' You can close this page.'}` },
       expired: {
@@ -101,6 +103,7 @@ export const MESSAGES: Record<Language, Messages> = {
     warning: (network, others) =>
       `Send only USDT on ${NETWORK_NAMES[network]}. Other tokens, and USDT on any other network (${others}), are not credited and may be lost.`,
     copy: 'Copy address',
+    copyAmount: 'Copy amount',
     copied: 'Copied',
     qrAlt: 'QR code of the address',
     noscript: 'This page updates itself when JavaScript is on.',
@@ -115,7 +118,7 @@ export const MESSAGES: Record<Language, Messages> = {
     networkName: NETWORK_NAMES,
     sandbox: 'Песочница: тест. Не отправляйте сюда настоящие средства.',
     states: {
-      waiting: { heading: 'Ожидаем оплату', text: (minimum) => `Отправьте не менее ${minimum} USDT на адрес ниже, пока не истекло время.` },
+      waiting: { heading: 'Ожидаем оплату', text: (minimum) => `Отправьте не менее ${minimum} USDT на адрес ниже.` },
       partial: { heading: 'Оплачено частично', text: (due) => `Отправьте ещё не менее ${due} USDT на тот же адрес, чтобы завершить оплату.` },
       done: { heading: 'Оплачено', text: (back) => `Оплата завершена. Спасибо!${back ? '' : ' Эту страницу можно закрыть.'}` },
       expired: {
@@ -148,7 +151,7 @@ export const MESSAGES: Record<Language, Messages> = {
     minimum: 'Минимальная сумма',
     received: 'Получено',
     due: 'Осталось оплатить',
-    timeLeft: 'Осталось времени',
+    timeLeft: 'Осталось',
     expiresAt: 'Срок оплаты',
     network: 'Сеть',
     token: 'Токен',
@@ -156,6 +159,7 @@ export const MESSAGES: Record<Language, Messages> = {
     warning: (network, others) =>
       `Отправляйте только USDT в сети ${NETWORK_NAMES[network]}. Другие токены и USDT в любой другой сети (${others}) не зачисляются и могут быть потеряны.`,
     copy: 'Скопировать адрес',
+    copyAmount: 'Копировать сумму',
     copied: 'Скопировано',
     qrAlt: 'QR-код адреса',
     noscript: 'С включённым JavaScript страница обновляется сама.',

@@ -70,10 +70,26 @@ const fact = (term: string, value: string, id?: string) => `<div><dt>${term}</dt
 /** What is still due: nothing once the minimum is reached. */
 const dueOf = (order: PageOrder) => (order.receivedAmount < order.minAmount ? order.minAmount - order.receivedAmount : 0n);
 
-function stateSection(t: Messages, state: PageState, order: PageOrder, context: PageContext): string {
+/** Where the amount goes in a text, before the text is escaped. */
+const AMOUNT_MARK = '\u0000';
+
+/**
+ * What to send and by when, in the first screen (issue 49): the time left beside the state's heading,
+ * counted down by page.js, and the amount with its copy button (hidden until page.js shows it). The
+ * countdown is a timer (no live region of its own): the state's status region does not announce each second.
+ */
+function amountAndTime(t: Messages, state: PageState, text: (amount: string) => string, amount: bigint, expiresAt: number, now: number): string {
+  const sentence = escape(text(AMOUNT_MARK)).replace(AMOUNT_MARK, `<strong id="amount">${formatDecimalUnits(amount)}</strong>`);
+  return (
+    `<div class="state-head"><h2>${escape(t.states[state].heading)}</h2>` +
+    `<p class="time-left">${escape(t.timeLeft)}: <strong id="countdown" role="timer">${formatRemaining(expiresAt - now)}</strong></p></div>` +
+    `<p>${sentence} <button type="button" class="copy-amount" data-copy="amount" data-copied="${escape(t.copied)}" hidden>${escape(t.copyAmount)}</button></p>`
+  );
+}
+
+function stateSection(t: Messages, state: PageState, order: PageOrder, context: PageContext, now: number): string {
   const paragraphs =
-    state === 'waiting' ? [t.states.waiting.text(formatDecimalUnits(order.minAmount))]
-    : state === 'partial' ? [t.states.partial.text(formatDecimalUnits(dueOf(order)))]
+    state === 'waiting' || state === 'partial' ? []
     : state === 'done' ? [t.states.done.text(order.returnUrl !== null)]
     : [
         t.states.expired.text +
@@ -86,8 +102,13 @@ function stateSection(t: Messages, state: PageState, order: PageOrder, context: 
     .join('');
   // After payment, the way back to the shop comes first (item 6 of issue 35): the payer is done here.
   const back = state === 'done' && order.returnUrl ? backLink(t, order.returnUrl, true) : '';
+  const payable =
+    state === 'waiting' ? amountAndTime(t, state, t.states.waiting.text, order.minAmount, order.expiresAt, now)
+    : state === 'partial' ? amountAndTime(t, state, t.states.partial.text, dueOf(order), order.expiresAt, now)
+    : `<h2>${escape(t.states[state].heading)}</h2>`;
   return (
-    `<section class="state state-${state}" role="status"><h2>${escape(t.states[state].heading)}</h2>` +
+    `<section class="state state-${state}" role="status">` +
+    payable +
     paragraphs.map((text) => `<p>${escape(text)}</p>`).join('') +
     (seen ? `<ul class="seen">${seen}</ul><p class="seen-note">${escape(t.seenNote)}</p>` : '') +
     back +
@@ -161,14 +182,13 @@ export function renderOrder(order: PageOrder, language: Language, context: PageC
     fact(t.minimum, usdt(order.minAmount)),
     fact(t.received, usdt(order.receivedAmount), 'received'),
     owing ? fact(t.due, usdt(dueOf(order)), 'due') : '',
-    paying ? fact(t.timeLeft, `<span id="countdown">${formatRemaining(order.expiresAt - now)}</span>`) : '',
     fact(t.expiresAt, deadline(order.expiresAt)),
   ];
   return (
     (context.sandbox ? `<p class="sandbox">${escape(t.sandbox)}</p>` : '') +
     `<h1>${escape(t.title(order.blockchain))}</h1>` +
     payee(t, order) +
-    stateSection(t, state, order, context) +
+    stateSection(t, state, order, context, now) +
     (paying ? payingSection(t, order) : '') +
     `<dl class="facts">${facts.join('')}</dl>` +
     paymentsSection(t, order, context) +

@@ -8,6 +8,8 @@ export interface SandboxCredentials {
   apiKey: string;
   apiSecret: string;
   callbackSecret: string;
+  /** What payers see of it on the payment page (SANDBOX_DISPLAY_NAME unless the operator changed it), or null. */
+  displayName: string | null;
 }
 
 /** The name payers see on the sandbox merchant's pages, as a live merchant's display name (`merchants set-display-name` changes it). */
@@ -17,7 +19,17 @@ export const SANDBOX_DISPLAY_NAME = 'Sandbox shop';
 export async function sandboxCredentials(platform: Platform): Promise<SandboxCredentials> {
   const merchant =
     (await platform.merchants.byName('sandbox')) ?? (await platform.merchants.byApiKey((await platform.merchants.create('sandbox', SANDBOX_DISPLAY_NAME)).apiKey));
-  return platform.merchants.credentials(merchant!);
+  const { apiKey, apiSecret, callbackSecret } = platform.merchants.credentials(merchant!);
+  return { apiKey, apiSecret, callbackSecret, displayName: merchant!.displayName };
+}
+
+/** Where callbacks may go, as the policy (config.ts, callbacks/destinations.ts) decides it. */
+function callbackReach({ mode, callbacks }: Pick<Config, 'mode' | 'callbacks'>): string {
+  if (callbacks.allowPrivate) return 'any address, private and loopback included (ALLOW_PRIVATE_CALLBACKS=true: tests on one machine only)';
+  if (mode === 'sandbox' && callbacks.allowLoopback) {
+    return 'public addresses and this machine (http://127.0.0.1:PORT/…, http://localhost:PORT/…): the sandbox listens on loopback only; other private addresses refused';
+  }
+  return 'public addresses only; ALLOW_PRIVATE_CALLBACKS=true lets them reach this machine and private networks (tests only)';
 }
 
 export function printBanner(config: Config, url: string, credentials: SandboxCredentials | undefined, workers = 1): void {
@@ -28,12 +40,14 @@ export function printBanner(config: Config, url: string, credentials: SandboxCre
     `  database:  ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`}`,
   ];
   if (workers > 1) lines.push(`  workers:   ${workers} processes sharing the port (node:cluster)`);
+  lines.push(`  callbacks: ${callbackReach(config)}`);
   if (credentials) {
     lines.push(
       'Sandbox merchant (test credentials, never for real funds):',
       `  API key:          ${credentials.apiKey}`,
       `  API secret:       ${credentials.apiSecret}`,
       `  callback secret:  ${credentials.callbackSecret}`,
+      `  shown to payers:  ${credentials.displayName === null ? '(no name)' : JSON.stringify(credentials.displayName)} on its payment pages (merchants set-display-name --api-key … changes it)`,
       'For a shell (the guide\'s examples read these):',
       `  export PARTNER_API_URL='${url}'`,
       `  export PARTNER_API_KEY='${credentials.apiKey}'`,

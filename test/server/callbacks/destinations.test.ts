@@ -1,7 +1,7 @@
 // One classification of callback destinations (issue 9, item 11): the same function judges a
 // callbackUrl when an order is created and every address a delivery would connect to.
 import { describe, expect, it } from 'vitest';
-import { callbackLookup, callbackPolicy, callbackUrlProblem, isNonPublicAddress, publicOnlyLookup } from '../../../src/server/callbacks/destinations.js';
+import { callbackLookup, callbackPolicy, callbackUrlProblem, isLoopbackAddress, isNonPublicAddress, publicOnlyLookup } from '../../../src/server/callbacks/destinations.js';
 
 describe('non-public addresses', () => {
   it.each([
@@ -108,3 +108,44 @@ describe('the delivery lookup with private destinations allowed (ALLOW_PRIVATE_C
   });
 });
 
+
+// Issue 49 (1): a loopback-only sandbox (config.ts, loopbackOnlySandbox) lets callbacks reach this
+// machine, and nothing else that is not public.
+describe('callbacks in a loopback-only sandbox', () => {
+  const loopbackOnly = callbackPolicy('sandbox', false, true);
+
+  it('knows loopback from the other non-public addresses', () => {
+    for (const ip of ['127.0.0.1', '127.255.0.9', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', '::ffff:7f00:2']) expect(isLoopbackAddress(ip), ip).toBe(true);
+    // SIIT, NAT64 and 6to4 forms are translated off the machine; 0.0.0.0 and :: are "this network".
+    for (const ip of ['10.0.0.1', '169.254.169.254', '0.0.0.0', '::', '::ffff:0:7f00:1', '64:ff9b::7f00:1', '2002:7f00:1::', 'fe80::1', '8.8.8.8', 'localhost']) {
+      expect(isLoopbackAddress(ip), ip).toBe(false);
+    }
+  });
+
+  it('accepts receivers on loopback and localhost, and refuses every other private, link-local or reserved one', () => {
+    for (const url of ['http://127.0.0.1:9000/cb', 'http://[::1]:9000/cb', 'http://localhost:9000/cb', 'http://shop.localhost/cb', 'http://[::ffff:127.0.0.1]/cb']) {
+      expect(callbackUrlProblem(url, loopbackOnly), url).toBeUndefined();
+    }
+    for (const url of ['http://10.0.0.1/cb', 'http://192.168.1.1/cb', 'http://169.254.169.254/latest/meta-data/', 'http://[fd00::1]/cb', 'http://[::ffff:10.0.0.1]/cb', 'http://0.0.0.0:9000/cb', 'http://[::ffff:0:7f00:1]/cb']) {
+      expect(callbackUrlProblem(url, loopbackOnly), url).toMatch(/private/);
+    }
+  });
+
+  it('counts in the sandbox only: live mode opens loopback with ALLOW_PRIVATE_CALLBACKS alone', () => {
+    expect(callbackUrlProblem('https://127.0.0.1:9000/cb', callbackPolicy('live', false, true))).toMatch(/private/);
+    expect(callbackUrlProblem('https://127.0.0.1:9000/cb', callbackPolicy('live', true))).toBeUndefined();
+  });
+
+  it('looks localhost up at delivery, and lets a name through only when every address is loopback', async () => {
+    const lookup = callbackLookup(loopbackOnly);
+    const resolved = (host: string) => new Promise<{ error: Error | null; address: unknown }>((done) => lookup(host, { all: true }, (error, address) => done({ error, address })));
+    const local = await resolved('localhost');
+    expect(local.error).toBeNull();
+    expect((local.address as { address: string }[]).every((a) => isLoopbackAddress(a.address))).toBe(true);
+    expect((await resolved('127.0.0.1')).error).toBeNull();
+    // Other special-use names are still failed without a query.
+    let answered: Error | null | undefined;
+    lookup('merchant.example', { all: true }, (error) => (answered = error));
+    expect(answered?.message).toMatch(/special-use name/);
+  });
+});

@@ -1,5 +1,6 @@
 // Deposits, the order lifecycle and signed callbacks, through the sandbox helper's crediting path and
 // the real dispatcher to a receiver on loopback.
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,7 @@ const JSON_TYPE = { 'Content-Type': 'application/json' };
 /** A time as the platform writes it (UTC, "YYYY-MM-DD HH:mm:ss"). */
 const timeOf = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 const validCallback = createContractAjv().compile({ $ref: 'contract.json#/components/schemas/DepositOrderCallback' });
+const contract = JSON.parse(readFileSync(new URL('../../../generated/openapi.json', import.meta.url), 'utf8')) as { components: { schemas: Record<string, { description: string }> } };
 
 describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
   let c: CallbackPlatform;
@@ -77,6 +79,17 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(3);
     const read = await t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } });
     expect(read.data).toMatchObject({ receivedAmount: 1_000_002, status: 'DONE' });
+    // The last callback is the order as read, less exactly the two fields the contract's description
+    // names, plus the event's own (issue 49: the description left out unconfirmedDeposits).
+    const body = JSON.parse(deliveries[2]!.body) as Record<string, unknown>;
+    const asRead = read.data as unknown as Record<string, unknown>;
+    const EVENT_FIELDS = ['event', 'occurredAt', 'sequence', 'amount', 'txId'];
+    const leftOut = Object.keys(asRead).filter((key) => !(key in body));
+    expect(leftOut.sort()).toEqual(['paymentUrl', 'unconfirmedDeposits']);
+    for (const key of Object.keys(body).filter((k) => !EVENT_FIELDS.includes(k))) expect(body[key], key).toEqual(asRead[key]);
+    const description = contract.components.schemas.DepositOrderCallback!.description.replace(/\s+/g, ' ');
+    expect(description).toContain('as the read endpoint returns them but for the two it adds at each read: `paymentUrl`');
+    expect(description).toContain('and `unconfirmedDeposits`');
   });
 
   it('expires an unpaid order with a callback, honours a late payment, and stops at the watch window', async () => {

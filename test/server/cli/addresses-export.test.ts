@@ -81,7 +81,8 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
     const last = addresses.find((a) => a.order === orders[4]!.uuid)!;
     expect(last).toMatchObject({ credited: '0' });
     expect(last.lastCreditAt).toBeUndefined();
-    expect(addresses.find((a) => a.order === orders[0]!.uuid)!.lastCreditAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // The API's date shape, UTC, in the JSON and the CSV alike (issue 49).
+    expect(addresses.find((a) => a.order === orders[0]!.uuid)!.lastCreditAt).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
     expect(addresses.find((a) => a.order === orders[1]!.uuid)!.merchant).toBe('=Shop, "the other"');
   });
 
@@ -92,6 +93,11 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
     expect((await exported({ from: '2999-01-01' })).addresses).toEqual([]);
     expect((await exported({ to: '2000-01-01' })).addresses).toEqual([]);
     expect((await exported({ from: '2000-01-01', to: '2999-01-01T00:00:00Z' })).addresses).toHaveLength(5);
+    // The API's date and time, UTC, as the export prints them: the first issued_at itself keeps its address.
+    const [first] = (await exported()).addresses as unknown as { issuedAt: string }[];
+    expect(first!.issuedAt).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect((await exported({ from: '2000-01-01 00:00:00', to: '2999-01-01 00:00:00' })).addresses).toHaveLength(5);
+    expect((await exported({ from: '2999-01-01 00:00:00' })).addresses).toEqual([]);
     expect(() => exportFilters({ from: 'yesterday' })).toThrow(/--from must be a date/);
     expect(() => exportFilters({ network: 'Bitcoin' })).toThrow(/--network must be Tron or Ethereum/);
   });
@@ -130,6 +136,8 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
     expect(rows.map((r) => r[5])).toContain("'=Shop, \"the other\"");
     const [deposits] = await t.db.query<{ total: bigint }>('SELECT sum(amount)::bigint AS total FROM deposits');
     expect(rows.reduce((sum, r) => sum + BigInt(r[9]!), 0n)).toBe(deposits!.total);
+    for (const row of rows) expect(row[8]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/); // issued_at, the API's shape
+    expect(rows.filter((r) => r[10] !== '').every((r) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/.test(r[10]!))).toBe(true);
     expect(summary).toMatch(/^Ethereum: 2 used indexes, highest \d+, no gap\nTron: 3 used indexes, highest \d+, largest gap \d+ \(between \d+ and \d+\)$/);
   });
 });
@@ -165,6 +173,6 @@ describe('partner-api addresses export, the command', () => {
     const json = await runCommand(['addresses', 'export', '--json', '--network', 'Tron'], env);
     expect(JSON.parse(json.stdout)).toEqual({ addresses: [], networks: [] });
     const bad = await runCommand(['addresses', 'export', '--to', 'soon'], env);
-    expect(bad).toMatchObject({ code: 64, stderr: 'partner-api: --to must be a date such as 2026-11-01 or 2026-11-01T12:00:00Z (see partner-api addresses export --help)\n' });
+    expect(bad).toMatchObject({ code: 64, stderr: 'partner-api: --to must be a date such as 2026-11-01, 2026-11-01 12:00:00 (UTC) or 2026-11-01T12:00:00Z (see partner-api addresses export --help)\n' });
   });
 });

@@ -80,6 +80,18 @@ describe('operator commands', () => {
     });
   });
 
+  it('refuses a second merchant with a name another has, naming that one (issue 49)', async () => {
+    const env = { DATA_DIR: await sharedDataDir() };
+    const first = JSON.parse((await cli(['merchants', 'create', '--name', 'Twin shop', '--json'], env)).stdout) as Credentials;
+    const second = await cli(['merchants', 'create', '--name', 'Twin shop', '--display-name', 'Twin'], env);
+    expect(second).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `partner-api: a merchant named "Twin shop" exists (API key ${first.apiKey}): names tell merchants apart in reports and logs; choose another --name\n`,
+    });
+    expect((await cli(['merchants', 'create', '--name', 'Twin shop 2'], env)).code).toBe(0);
+  });
+
   it('creates a merchant with the name payers see, then changes and removes it', async () => {
     const env = { DATA_DIR: await sharedDataDir() };
     const created = await cli(['merchants', 'create', '--name', 'Shop internal', '--display-name', 'Acme <Shop> & Co', '--json'], env);
@@ -114,7 +126,9 @@ describe('operator commands', () => {
     expect(after).toMatchObject({ name: 'R', merchantId: before.merchantId, apiKey: before.apiKey, apiSecret: expect.stringMatching(/^sk_test_/) });
     expect(after.apiSecret).not.toBe(before.apiSecret);
     expect(after.callbackSecret).not.toBe(before.callbackSecret);
-    expect(Math.abs(Date.parse(after.previousSecretsValidUntil) - Date.now() - 24 * 3600_000)).toBeLessThan(60_000); // 24 h by default
+    // The API's date shape, UTC (issue 49): 24 h by default.
+    expect(after.previousSecretsValidUntil).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    expect(Math.abs(Date.parse(`${after.previousSecretsValidUntil.replace(' ', 'T')}Z`) - Date.now() - 24 * 3600_000)).toBeLessThan(60_000);
     const unknown = await cli(['merchants', 'rotate-secrets', '--api-key', 'pk_test_nobody'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toBe('partner-api: no merchant has the API key pk_test_nobody\n');
@@ -138,7 +152,8 @@ describe('operator commands', () => {
     });
 
     const ended = await cli(['merchants', 'end-grace', '--api-key', before.apiKey], env);
-    expect(ended).toEqual({ code: 0, stdout: 'the old secrets of merchant R are refused from now on (by every instance within 30 s)\n', stderr: '' });
+    // On the embedded database the platform that runs the command is the only instance (issue 49: no "within 30 s" any more).
+    expect(ended).toEqual({ code: 0, stdout: 'the old secrets of merchant R are refused from now on\n', stderr: '' });
     const again = await cli(['merchants', 'end-grace', '--api-key', before.apiKey, '--json'], env);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toEqual({ name: 'R', apiKey: before.apiKey, graceEnded: false });
@@ -171,7 +186,9 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['merchants', 'set-display-name'], ['--api-key KEY', '--display-name TEXT', '--clear']],
     [['merchants', 'end-grace'], ['--api-key KEY']],
     [['withdrawals', 'create'], ['--api-key KEY', '--external-id ID', '--amount AMOUNT', '--blockchain Tron|Ethereum', '--destination-address ADDR']],
-    [['withdrawals', 'set-status'], ['--uuid UUID', '--status DONE|FAILED', '--tx-id HASH', '--reason TEXT']],
+    [['withdrawals', 'set-status'], ['--uuid UUID', '--status DONE|FAILED', '--tx-id HASH', '--without-proof', '--reason TEXT']],
+    [['withdrawals', 'pending'], ['--network Tron|Ethereum', '--json']],
+    [['withdrawals', 'record-tx'], ['--uuid UUID', '--tx-id HASH']],
     [['withdrawals', 'approve'], ['--uuid UUID']],
     [['withdrawals', 'reject'], ['--uuid UUID', '--reason TEXT']],
     [['merchants', 'set-withdrawals'], ['--api-key KEY', '--enabled', '--disabled', '--max-amount AMOUNT', '--daily-limit AMOUNT', '--allow-address ADDR', '--approve-above AMOUNT']],
@@ -422,6 +439,11 @@ describe('partner-api serve', () => {
     expect(event).toMatchObject({ event: 'order.deposit', state: 'pending' });
     expect(event!.attempts.length).toBeGreaterThanOrEqual(1);
     expect(event!.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/merchant\.example/) });
+    // Times in the API's date shape, UTC, as the merchants' deliveries show them (issue 49).
+    const shape = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
+    const times = event as unknown as { createdAt: string; nextAttemptAt: string; deliveredAt: null; attempts: { at: string }[] };
+    expect([times.createdAt, times.nextAttemptAt, times.attempts[0]!.at]).toEqual([expect.stringMatching(shape), expect.stringMatching(shape), expect.stringMatching(shape)]);
+    expect(times.deliveredAt).toBeNull();
     const text = await cli(['callbacks', 'list', '--state', 'pending'], { DATA_DIR: dataDir });
     expect(text.stdout).toContain(event!.webhookId);
     const again = await cli(['callbacks', 'redeliver', '--webhook-id', event!.webhookId, '--json'], { DATA_DIR: dataDir });

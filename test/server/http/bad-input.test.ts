@@ -102,14 +102,6 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
     expect(await rowCounts(live)).toEqual(before);
   });
 
-  it('refuses a loopback callback URL in the sandbox too, naming the setting that allows it', async () => {
-    const body = JSON.stringify({ ...valid, externalId: 'sandbox-loopback', callbackUrl: 'http://127.0.0.1:9000/cb' });
-    const response = await sandbox.signed('POST', ORDERS, { body, headers: JSON_TYPE });
-    expect(response.status).toBe(422);
-    const problem = await problemOf(response);
-    expect(problem.errors).toEqual([{ pointer: '/callbackUrl', detail: expect.stringContaining('ALLOW_PRIVATE_CALLBACKS=true') }]);
-  });
-
   it('answers made-up payment links with 404 and logs nothing at error level', async () => {
     for (const path of ['/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/made-up', '/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/made-up/state', '/pay/x/y']) {
       // The payer's pages are HTML, not an operation of the contract: fetched as a browser would.

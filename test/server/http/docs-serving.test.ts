@@ -92,6 +92,67 @@ describe('the docs as the platform serves them', () => {
     }
   });
 
+  // Issue 49 (5): the platform's address leads a person somewhere.
+  it('answers its root with a page of links: the docs, the contract, the client package, health and readiness', async () => {
+    const response = await get('/');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('content-security-policy')).toMatch(/^default-src 'none';/);
+    const html = await response.text();
+    expect([...html.matchAll(/href="([^"]+)"/g)].map((m) => m[1])).toEqual(['data:,', 'docs', 'openapi.json', 'partner-api-client.tgz', 'healthz', 'readyz']);
+    expect(html).toContain('(sandbox mode)');
+    expect(html).not.toMatch(/pk_test_|sk_test_|whsec_/); // credentials stay in the banner
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${platform.baseUrl}/`);
+      expect(await page.locator('h1').innerText()).toBe('Partner API');
+      for (const link of ['openapi.json', 'healthz', 'readyz', 'partner-api-client.tgz']) {
+        const href = new URL((await page.locator(`a[href="${link}"]`).getAttribute('href'))!, page.url()).href;
+        expect((await fetch(href)).status, link).toBe(200);
+      }
+      await page.getByRole('link', { name: 'The docs' }).click();
+      await page.locator('[id="section/getting-started"]').waitFor({ timeout: 15_000 });
+      expect(page.url()).toBe(`${platform.baseUrl}/docs`);
+    } finally {
+      await page.close();
+    }
+  });
+
+  // Issue 49 (6): a link of the docs' menu opened in a new tab (or copied) opens its place in the docs.
+  it("writes every link of the docs' menu with its fragment route, and each opens its place in a new tab", async () => {
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${platform.baseUrl}/docs`);
+      const menu = page.locator('[data-component-name="Menu/MenuItem"] > a');
+      await menu.first().waitFor();
+      const hrefs = await menu.evaluateAll((links) => links.map((link) => link.getAttribute('href')!));
+      expect(hrefs.length).toBeGreaterThanOrEqual(13); // the title, 7 sections of the guide, 5 tags
+      expect(hrefs.filter((href) => !href.startsWith('#/'))).toEqual([]);
+      expect(hrefs).toEqual(expect.arrayContaining(['#/section/getting-started', '#/section/errors', '#/deposit-orders', '#/withdrawals', '#/sandbox']));
+      for (const href of ['#/section/getting-started', '#/withdrawals']) {
+        const url = new URL(href, page.url()).href;
+        expect(url).toBe(`${platform.baseUrl}/docs${href}`);
+        const tab = await browser.newPage(); // a new tab: nothing of the first page's state
+        try {
+          await tab.goto(url);
+          const place = tab.locator(`[id="${href.slice(2)}"]`).first();
+          await place.waitFor({ timeout: 15_000 });
+          await expect.poll(async () => (await place.boundingBox())?.y ?? Infinity, { timeout: 10_000, message: url }).toBeLessThan(200);
+        } finally {
+          await tab.close();
+        }
+      }
+      // The same routes from the root, as the menu wrote them before and such links were copied.
+      for (const href of hrefs.filter((h) => h !== '#/')) {
+        const response = await get(href.slice(1));
+        expect(response.status, href).toBe(302);
+        expect(response.headers.get('location'), href).toBe(`/docs${href}`);
+      }
+    } finally {
+      await page.close();
+    }
+  });
+
   it('opens /docs/section/errors at the Errors section in Chromium', async () => {
     const page = await browser.newPage();
     try {

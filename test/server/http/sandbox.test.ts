@@ -2,7 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderRequest } from '../../fixtures/orders.js';
 import { hdVectors } from '../../fixtures/vectors.js';
+import { CallbackDispatcher } from '../../../src/server/callbacks/dispatcher.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+import { startReceiver } from '../../support/receiver.js';
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 const withdrawal = { externalId: 'sb-wd-1', amount: 12.5, blockchain: 'Tron', destinationAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK' };
@@ -64,49 +66,88 @@ describe('in live mode', () => {
   });
 });
 
-// Issue 23 (6): a sandbox on loopback may be served to others through a proxy, so listening on
-// loopback turns nothing on; the operator's ALLOW_PRIVATE_CALLBACKS alone does. These URLs are only
-// validated (a 422 at creation), never contacted.
-describe('a sandbox on loopback (the default HOST)', () => {
-  const shared = {} as { loopback: TestPlatform; allowed: TestPlatform };
+// Issue 49 (1): a sandbox that only its own machine reaches (it listens on loopback, and no
+// TRUSTED_PROXIES or PUBLIC_URL says it is served to others: npm start's default) accepts receivers on
+// that machine, as a merchant testing on a laptop needs. One that others reach keeps refusing them
+// (issue 23 (6): a callbackUrl aimed at the host's own services would be a blind SSRF) unless its
+// operator sets ALLOW_PRIVATE_CALLBACKS. These URLs are only validated (a 422 at creation), never
+// contacted, but for the receiver below.
+describe('receivers on the sandbox\'s own machine', () => {
+  const shared = {} as { loopbackOnly: TestPlatform; exposed: TestPlatform; allowed: TestPlatform; switchedOff: TestPlatform };
   beforeAll(async () => {
-    shared.loopback = await startTestPlatform('pglite', { env: { HOST: '127.0.0.1' } });
-    shared.allowed = await startTestPlatform('pglite', { env: { HOST: '127.0.0.1', ALLOW_PRIVATE_CALLBACKS: 'true' } });
+    [shared.loopbackOnly, shared.exposed, shared.allowed, shared.switchedOff] = await Promise.all([
+      startTestPlatform('pglite'), // HOST 127.0.0.1, the default
+      startTestPlatform('pglite', { env: { HOST: '0.0.0.0' } }),
+      startTestPlatform('pglite', { env: { HOST: '0.0.0.0', ALLOW_PRIVATE_CALLBACKS: 'true' } }),
+      startTestPlatform('pglite', { env: { ALLOW_PRIVATE_CALLBACKS: 'false' } }),
+    ]);
   });
   afterAll(async () => {
-    await shared.loopback?.close();
-    await shared.allowed?.close();
+    await Promise.all(Object.values(shared).map((t) => t?.close()));
   });
 
   // Loopback only: the suite names no other address in a callbackUrl, not even one meant to be refused.
   // The private, link-local and metadata ranges (10/8, 172.16/12, 169.254.169.254, fd00::/8, …) are the
   // same classification, tested address by address in test/server/callbacks/destinations.test.ts.
-  const internal = [
+  const onThisMachine = [
     'http://127.0.0.1:2375/v1.41/containers/create', // Docker's API
     'http://localhost:9200/_cluster/settings', // Elasticsearch
     'http://es.localhost:9200/_all', // Elasticsearch, a localhost subdomain
     'http://127.0.0.1:8080/admin/shutdown?confirm=yes', // a local service's admin endpoint
     'http://127.0.0.2:9200/', // anywhere in 127.0.0.0/8
-    'http://[::ffff:0:7f00:1]/latest/meta-data/', // loopback in SIIT form
     'http://[::ffff:127.0.0.1]:9200/', // loopback, IPv4-mapped
     'http://[::1]:9200/',
   ];
+  const create = (t: TestPlatform, externalId: string, callbackUrl: string) => t.client().POST('/partner/v1/platforms/orders', { body: orderRequest(externalId, { callbackUrl }) });
 
-  it.each(internal)('refuses %s with 422 and stores nothing, unless ALLOW_PRIVATE_CALLBACKS is set', async (callbackUrl) => {
-    const response = await shared.loopback.client().POST('/partner/v1/platforms/orders', { body: orderRequest(`ssrf-${internal.indexOf(callbackUrl)}`, { callbackUrl }) });
-    expect(response.response.status).toBe(422);
-    expect(response.error?.errors?.map((e) => e.pointer)).toEqual(['/callbackUrl']);
-    expect(await shared.loopback.count('deposit_orders')).toBe(0);
-    expect((await shared.allowed.client().POST('/partner/v1/platforms/orders', { body: orderRequest(`ssrf-${internal.indexOf(callbackUrl)}`, { callbackUrl }) })).response.status).toBe(201);
+  it.each(onThisMachine)('accepts %s in a loopback-only sandbox; refuses it with 422 in one others reach, or with the switch off, unless ALLOW_PRIVATE_CALLBACKS is set', async (callbackUrl) => {
+    const id = `local-${onThisMachine.indexOf(callbackUrl)}`;
+    expect((await create(shared.loopbackOnly, id, callbackUrl)).response.status).toBe(201);
+    for (const refusing of [shared.exposed, shared.switchedOff]) {
+      const refused = await create(refusing, id, callbackUrl);
+      expect(refused.response.status).toBe(422);
+      expect(refused.error?.errors?.map((e) => e.pointer)).toEqual(['/callbackUrl']);
+      expect(await refusing.count('deposit_orders')).toBe(0);
+    }
+    expect((await create(shared.allowed, id, callbackUrl)).response.status).toBe(201);
+  });
+
+  it('names the way out in the 422: a loopback-only sandbox, or ALLOW_PRIVATE_CALLBACKS', async () => {
+    const refused = await create(shared.exposed, 'local-message', 'http://127.0.0.1:9000/cb');
+    expect(refused.error?.errors).toEqual([
+      {
+        pointer: '/callbackUrl',
+        detail:
+          'must not name a private, loopback, link-local or reserved address; a sandbox that listens on loopback only accepts receivers on its own machine (127.0.0.1, localhost); otherwise its operator sets ALLOW_PRIVATE_CALLBACKS=true, for tests on one machine',
+      },
+    ]);
+  });
+
+  it('still refuses loopback in SIIT form in a loopback-only sandbox: it is translated off the machine', async () => {
+    const refused = await create(shared.loopbackOnly, 'siit', 'http://[::ffff:0:7f00:1]/latest/meta-data/');
+    expect(refused.response.status).toBe(422);
+  });
+
+  it('delivers the callback of a loopback-only sandbox to a receiver on 127.0.0.1 and on localhost', async () => {
+    const receiver = await startReceiver();
+    const t = shared.loopbackOnly;
+    const dispatcher = new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: t.platform.config.callbacks, mode: 'sandbox', now: Date.now });
+    try {
+      for (const [externalId, url] of [['cb-ip', `${receiver.url}/ok/ip`], ['cb-name', `${receiver.url.replace('127.0.0.1', 'localhost')}/ok/name`]] as const) {
+        const { data: order } = await create(t, externalId, url);
+        await t.client().POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: order!.uuid } }, body: { amount: 2_500_000 } });
+      }
+      while ((await dispatcher.runOnce()) > 0);
+      const delivered = await receiver.waitFor(2);
+      expect(delivered.map((d) => d.path).sort()).toEqual(['/ok/ip', '/ok/name']);
+      expect(delivered.map((d) => JSON.parse(d.body).event)).toEqual(['order.deposit', 'order.deposit']);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('keeps plain http to a public host allowed in the sandbox, on any address', async () => {
-    const exposed = await startTestPlatform('pglite', { env: { HOST: '0.0.0.0' } });
-    try {
-      expect((await exposed.client().POST('/partner/v1/platforms/orders', { body: orderRequest('sb-public', { callbackUrl: 'http://merchant.example/cb' }) })).response.status).toBe(201);
-      expect((await shared.loopback.client().POST('/partner/v1/platforms/orders', { body: orderRequest('sb-public', { callbackUrl: 'http://merchant.example/cb' }) })).response.status).toBe(201);
-    } finally {
-      await exposed.close();
-    }
+    expect((await create(shared.exposed, 'sb-public', 'http://merchant.example/cb')).response.status).toBe(201);
+    expect((await create(shared.loopbackOnly, 'sb-public', 'http://merchant.example/cb')).response.status).toBe(201);
   });
 });

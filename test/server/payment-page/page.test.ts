@@ -148,9 +148,11 @@ describe('the payment page in Chromium', () => {
       'Minimum to pay: 1 USDT',
       'Received so far: 0 USDT',
       'Still due: 1 USDT',
-      'Time left: m:ss',
       `Deadline: ${order.expiredAt} UTC`,
     ]);
+    // What to send and by when, side by side in the state's box (issue 49): the time left, the amount and its copy button.
+    expect((await page.locator('.state').innerText()).replace(/\s+/g, ' ')).toMatch(/^Waiting for your payment Time left: (59|60):\d\d Send at least 1 USDT to the address below\. Copy amount$/);
+    expect(await page.locator('#countdown').getAttribute('role')).toBe('timer'); // not announced every second
     expect(shown).toContain('Waiting for your payment');
     expect(shown).toContain('Send only USDT on Tron (TRC-20). Other tokens, and USDT on any other network');
     expect(shown).toContain('Sandbox: a test page. Do not send real funds');
@@ -167,6 +169,10 @@ describe('the payment page in Chromium', () => {
     await page.getByRole('button', { name: 'Copy address' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(order.address);
     await expect.poll(() => page.locator('button.copy').innerText()).toBe('Copied');
+    // The amount's button puts the amount as wallets take it on the clipboard.
+    await page.getByRole('button', { name: 'Copy amount' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('1');
+    await expect.poll(() => page.locator('button.copy-amount').innerText()).toBe('Copied');
   });
 
   it('names the Ethereum network and its USDT contract on an Ethereum order', async () => {
@@ -191,6 +197,9 @@ describe('the payment page in Chromium', () => {
     expect(await page.locator('.state h2').innerText()).toBe('Partly paid');
     expect(await text(page)).toContain('Send at least 0.6 USDT more to the same address');
     expect(await facts(page)).toContain('Still due: 0.6 USDT');
+    // Partly paid, the amount to copy is what is still due.
+    expect(await page.locator('#amount').innerText()).toBe('0.6');
+    await expect.poll(() => page.getByRole('button', { name: 'Copy amount' }).isVisible()).toBe(true);
     expect(await page.locator('#address').innerText()).toBe(order.address);
     await expect.poll(() => page.getByRole('button', { name: 'Copy address' }).isVisible()).toBe(true);
 
@@ -252,8 +261,10 @@ describe('the payment page in Chromium', () => {
     expect(decodeQr((await plain.locator('img.qr').getAttribute('src'))!)).toBe(order.address);
     expect(await plain.locator('#countdown').innerText()).toMatch(/^(59|60):\d\d$/);
     expect(await plain.locator('main').innerText()).toContain('Reload to see payments received since it opened');
-    // The copy button needs a script: hidden without one.
+    // The copy buttons need a script: hidden without one.
     expect(await plain.getByRole('button', { name: 'Copy address' }).isVisible()).toBe(false);
+    expect(await plain.getByRole('button', { name: 'Copy amount' }).isVisible()).toBe(false);
+    expect(await plain.locator('#amount').innerText()).toBe('0.75');
     await noScript.close();
   });
 
@@ -344,7 +355,7 @@ describe('the payment page in Chromium', () => {
   /** A page audited below, and what must be in the first screen on it. */
   interface Audited {
     url: string;
-    /** The QR code, the address, its copy button and the heading naming network and token. */
+    /** The QR code, the address, its copy button and the heading naming network and token; the time left, the amount and its copy button. */
     address: boolean;
     /** The prominent way back to the shop. */
     back?: boolean;
@@ -392,7 +403,7 @@ describe('the payment page in Chromium', () => {
   // One context a screen, axe-core loaded into it once (32 audits of about a second each, on a shared machine).
   for (const viewport of [{ width: 360, height: 740 }, { width: 1280, height: 800 }]) {
     const phone = viewport.width === 360;
-    it(`fits a ${phone ? '360 px phone' : '1280 px desktop'} without horizontal scroll, the QR code and the address in the first screen, and axe-core finds no violations, in every state and both languages`, async () => {
+    it(`fits a ${phone ? '360 px phone' : '1280 px desktop'} without horizontal scroll, the QR code, the address, the time left and the amount in the first screen, and axe-core finds no violations, in every state and both languages`, async () => {
       const sized = await newContext({ viewport, isMobile: phone, hasTouch: phone });
       await loadAxe(sized);
       const boxes: string[] = [];
@@ -407,8 +418,9 @@ describe('the payment page in Chromium', () => {
             const shown = page.locator('#address');
             if (address) expect(await shown.count(), where).toBe(1);
             // The first screen, as the page opens (not scrolled): what a payer scans or copies is on it, whole.
-            const firstScreen = [...(address ? ['img.qr', '#address', 'button.copy', '#address-heading'] : []), ...(back ? ['a.back.primary'] : [])];
+            const firstScreen = [...(address ? ['img.qr', '#address', 'button.copy', '#address-heading', '#countdown', '#amount', 'button.copy-amount'] : []), ...(back ? ['a.back.primary'] : [])];
             if (address) await expect.poll(() => page.locator('button.copy').isVisible()).toBe(true);
+            if (address) await expect.poll(() => page.locator('button.copy-amount').isVisible()).toBe(true);
             for (const selector of firstScreen) {
               const box = (await page.locator(selector).boundingBox())!;
               expect(box, `${where}: ${selector}`).not.toBeNull();

@@ -47,11 +47,18 @@ describe('serve starts quietly', { timeout: 120_000 }, () => {
     expect(exports[0]).toBe(`  export PARTNER_API_URL='${url}'`);
     expect(exports[1]).toMatch(/='pk_test_[^']+'$/);
     expect(stdout).toBe(''); // no request log, no "listening" log
+    // Issue 49: whom payers see, and where callbacks may go (npm start's loopback-only sandbox: this machine too).
+    expect(lines).toContain('  shown to payers:  "Sandbox shop" on its payment pages (merchants set-display-name --api-key … changes it)');
+    expect(lines).toContain(
+      '  callbacks: public addresses and this machine (http://127.0.0.1:PORT/…, http://localhost:PORT/…): the sandbox listens on loopback only; other private addresses refused',
+    );
   });
 
   it('logs each request as JSON on stdout when LOG_LEVEL=info, and never the banner or a secret there', async () => {
-    const { stdout, stderr } = await startAndRequest({ LOG_LEVEL: 'info' });
+    // Behind a proxy (TRUSTED_PROXIES), others reach the sandbox: the banner says callbacks stay off this machine.
+    const { stdout, stderr } = await startAndRequest({ LOG_LEVEL: 'info', TRUSTED_PROXIES: '127.0.0.1' });
     expect(stderr.split('\n')[0]).toMatch(/^Partner API \(sandbox mode\) listening on /);
+    expect(stderr.split('\n')).toContain('  callbacks: public addresses only; ALLOW_PRIVATE_CALLBACKS=true lets them reach this machine and private networks (tests only)');
     const logs = stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; req?: { url: string } });
     expect(logs.some((log) => log.req?.url === '/healthz')).toBe(true);
     const secret = /API secret:\s+(\S+)/.exec(stderr)![1]!;
