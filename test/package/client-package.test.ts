@@ -3,17 +3,13 @@
 // every signature, and type-checked by a strict TypeScript consumer (NodeNext and Bundler).
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orderRequest } from '../fixtures/orders.js';
 import { SAMPLE_ORDER, sampleOf } from '../support/code-samples.js';
 import { payingOutBlock } from '../support/guide.js';
-import { settleDueSandboxWithdrawals } from '../../src/server/withdrawals/sandbox-settlement.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 import { installedPackages, installInEmptyProject, NODE, pack, plainEnv, removeAll, ROOT, run, tarballFiles } from '../support/packages.js';
 
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
-const TSX_LOADER = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const contractVersion = JSON.parse(readFileSync(join(ROOT, 'generated/openapi.json'), 'utf8')).info.version as string;
 
 let tarball: string;
@@ -24,7 +20,7 @@ beforeAll(async () => {
   tarball = await pack(join(ROOT, 'dist/client'));
   project = await installInEmptyProject(tarball, { type: 'module' });
   startTypeChecks();
-  platform = await startTestPlatform('pglite', { env: { SANDBOX_WITHDRAWAL_SECONDS: '1' } });
+  platform = await startTestPlatform('pglite');
 }, 180_000);
 
 afterAll(async () => {
@@ -239,77 +235,10 @@ describe('the client package (partner-api-client)', () => {
     }, 120_000); // tsc on a loaded 2-core machine takes 20 to 30 s
   }
 
-  it("type-checks the docs' TypeScript samples and runs each against the platform", async () => {
-    const dir = join(project, 'samples');
+  it("type-checks the docs' TypeScript samples under NodeNext (test/package/typescript-samples-from-docs.test.ts runs them)", async () => {
     const typecheck = await typeChecks.NodeNext;
     expect(typecheck.stderr).toBe('');
     expect([...typecheck.diagnostics.keys()].filter((file) => !file.startsWith('ts-NodeNext/'))).toEqual([]);
-
-    const ids: Record<string, string> = {};
-    /** The sample's output, a line at a time, each split at its spaces. */
-    const runSampleLines = async (operationId: string) => {
-      const ran = await run(NODE, ['--import', TSX_LOADER, `${operationId}.ts`], { cwd: dir, env: { ...consumerEnv('unused'), ...ids } });
-      expect(ran.stderr, operationId).toBe('');
-      expect(ran.code, operationId).toBe(0);
-      return ran.stdout.trim().split('\n').map((line) => line.split(' '));
-    };
-    const runSample = async (operationId: string) => {
-      const lines = await runSampleLines(operationId);
-      expect(lines, operationId).toHaveLength(1);
-      return lines[0]!;
-    };
-    const [status, orderUuid] = await runSample('createDepositOrder');
-    expect(status).toBe('201');
-    ids.ORDER_UUID = orderUuid!;
-    expect(await runSample('getDepositOrder')).toEqual(['NEW', '0']);
-    expect(await runSample('simulateSandboxDeposit')).toEqual(['NEW', '2500000']); // Ethereum's minimum is 10 USDT
-
-    // A Tron order paid in full, for the list of DONE orders (the sample's order is still NEW).
-    const partner = platform.client();
-    const done = (await partner.POST('/partner/v1/platforms/orders', { body: orderRequest('pkg-done-1') })).data!;
-    await partner.POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: done.uuid } }, body: { amount: 2500000 } });
-    // The first page (one order, no more), then the walk over every page since 2026-11-21.
-    expect(await runSampleLines('listDepositOrders')).toEqual([['1', 'false', '-'], [done.uuid, 'DONE', '2500000']]);
-
-    // The first page holds the two deposits' events; reading on from its cursor finds nothing newer.
-    const feed = await runSampleLines('listEvents');
-    expect(feed).toHaveLength(2);
-    expect(feed[0]!.slice(0, 2)).toEqual(['2', 'false']);
-    expect(feed[1]).toEqual([expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)]);
-    const events = (await partner.GET('/partner/v1/platforms/events', { params: { query: { orderUuid: orderUuid! } } })).data!;
-    expect(events.data.map((e) => e.type)).toEqual(['order.deposit']);
-    ids.EVENT_ID = events.data[0]!.id;
-    expect(await runSample('listEventDeliveries')).toEqual([ids.EVENT_ID, 'pending', '0']); // no dispatcher runs here
-    expect(await runSample('redeliverEvent')).toEqual(['202', ids.EVENT_ID, 'pending']);
-
-    // The withdrawals draw on the balance: a Tron deposit of 100 USDT first, as the guide says.
-    const funding = (await partner.POST('/partner/v1/platforms/orders', { body: orderRequest('pkg-funding') })).data!;
-    await partner.POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: funding.uuid } }, body: { amount: 100_000_000 } });
-    const [withdrawalUuid, pending] = await runSample('createSandboxWithdrawal');
-    expect(pending).toBe('PENDING');
-    ids.WITHDRAWAL_UUID = withdrawalUuid!;
-    expect(await runSample('getWithdrawal')).toEqual(['PENDING', '12.5']);
-    expect(await runSampleLines('listWithdrawals')).toEqual([['1', 'false', '-'], [withdrawalUuid, 'PENDING', '12.5']]);
-    expect(await runSample('setSandboxWithdrawalStatus')).toEqual([withdrawalUuid, 'DONE']);
-
-    // 2.5 + 100 USDT received on Tron; the sandbox withdrawal took 12.5 and its fee of 1.
-    expect(await runSampleLines('getBalances')).toEqual([
-      ['Tron', 'USDT', '89000000', '0', '102500000', '13500000'],
-      ['Ethereum', 'USDT', '2500000', '0', '2500000', '0'],
-    ]);
-    const [createdUuid, ...created] = await runSample('createWithdrawal');
-    expect(created).toEqual(['PENDING', 'queued', '1']);
-    const all = await runSampleLines('listAllEvents');
-    expect(all).toContainEqual(['withdrawal.done', 'DONE', expect.stringMatching(/^[0-9a-f]{64}$/)]);
-    expect(all.at(-1)).toEqual([expect.stringMatching(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/)]);
-    expect((await partner.GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: createdUuid! } } })).data).toMatchObject({ externalId: 'wd-2002' });
-
-    // The guide's Paying out, in TypeScript: the balance, a withdrawal, and its settlement by the sandbox
-    // (its job's work, run here: no job runs on this platform, so that no callback is attempted).
-    const settling = setInterval(() => void settleDueSandboxWithdrawals(platform.db), 500);
-    const payout = await runSampleLines('payingOut').finally(() => clearInterval(settling));
-    expect(payout[0]).toEqual(['available', expect.stringMatching(/^\d+$/)]);
-    expect(payout[1]).toEqual(['DONE', expect.stringMatching(/^[0-9a-f]{64}$/)]);
   }, 120_000);
 
   it('passes publint and Are The Types Wrong', async () => {

@@ -149,8 +149,8 @@ describe("the guide, executed verbatim in an empty project, the client installed
     expect(ran.code, ran.output).toBe(0);
     // node:test's summary (TAP on Node 20 when piped, "ℹ" lines of the spec reporter on Node 24): every
     // test ran and passed (statuses, the 422, the callbacks, and 18 errors).
-    expect(ran.output).toMatch(/^(#|ℹ) tests 21$/m);
-    expect(ran.output).toMatch(/^(#|ℹ) pass 21$/m);
+    expect(ran.output).toMatch(/^(#|ℹ) tests 24$/m);
+    expect(ran.output).toMatch(/^(#|ℹ) pass 24$/m);
     expect(ran.output).toMatch(/^(#|ℹ) fail 0$/m);
     // Prism fired the contract's callbacks on each of the 13 creates, every one to the test's receiver.
     const targets = callbackTargets(ran.output);

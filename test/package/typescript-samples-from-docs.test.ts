@@ -11,7 +11,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderRequest } from '../fixtures/orders.js';
 import { SAMPLE_ORDER, sampleOf } from '../support/code-samples.js';
-import { codeBlocks, guideSection } from '../support/guide.js';
+import { codeBlocks, guideSection, payingOutBlock } from '../support/guide.js';
+import { settleDueSandboxWithdrawals } from '../../src/server/withdrawals/sandbox-settlement.js';
 import { plainEnv, removeAll, ROOT } from '../support/packages.js';
 import { startTestPlatform, type TestPlatform } from '../support/platform.js';
 
@@ -54,7 +55,7 @@ async function runSample(operationId: string, cwd: string, ids: Record<string, s
 }
 
 beforeAll(async () => {
-  platform = await startTestPlatform('pglite');
+  platform = await startTestPlatform('pglite', { env: { SANDBOX_WITHDRAWAL_SECONDS: '1' } });
   project = mkdtempSync(join(tmpdir(), 'partner-ts-samples-'));
   plainProject = mkdtempSync(join(tmpdir(), 'partner-ts-plain-'));
 }, 120_000);
@@ -86,6 +87,11 @@ describe("the docs' TypeScript samples, run as the guide says in a fresh folder"
         const events = await platform.client().GET('/partner/v1/platforms/events', { params: { query: { orderUuid: ids.ORDER_UUID! } } });
         ids.EVENT_ID = events.data!.data[0]!.id;
       }
+      if (operationId === 'createSandboxWithdrawal') {
+        // The withdrawals draw on the balance: a Tron deposit of 100 USDT first, as the guide says.
+        const funding = await platform.client().POST('/partner/v1/platforms/orders', { body: orderRequest('ts-docs-funding') });
+        await platform.client().POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: funding.data!.uuid } }, body: { amount: 100_000_000 } });
+      }
       if (operationId === 'listDepositOrders') {
         const done = await platform.client().POST('/partner/v1/platforms/orders', { body: orderRequest('ts-docs-done') });
         await platform.client().POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: done.data!.uuid } }, body: { amount: 2_500_000 } });
@@ -102,7 +108,20 @@ describe("the docs' TypeScript samples, run as the guide says in a fresh folder"
     expect(ran.simulateSandboxDeposit).toEqual(['NEW 2500000']);
     expect(ran.redeliverEvent).toEqual([`202 ${ids.EVENT_ID} pending`]);
     expect(ran.setSandboxWithdrawalStatus).toEqual([`${ids.WITHDRAWAL_UUID} DONE`]);
-  }, 600_000); // npm, then 11 runs of npx and tsx (about 1.6 CPU-s each): minutes on a loaded 2-core machine
+    // 2.5 + 100 USDT received on Tron; the sandbox withdrawal took 12.5 and its fee of 1 (Ethereum: the sample's 2.5).
+    expect(ran.getBalances).toEqual(['Tron USDT 89000000 0 102500000 13500000', 'Ethereum USDT 2500000 0 2500000 0']);
+    expect(ran.createWithdrawal![0]).toMatch(/^[0-9a-f-]{36} PENDING queued 1$/);
+    expect(ran.listAllEvents).toContainEqual(expect.stringMatching(/^withdrawal\.done DONE [0-9a-f]{64}$/));
+    expect(ran.listAllEvents!.at(-1)).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+
+    // The guide's Paying out, in TypeScript, with the same command: the balance, a withdrawal, and its
+    // settlement by the sandbox (its job's work, run here: no job runs on this platform, so no callback is attempted).
+    writeFileSync(join(project, runCommand![2]!), payingOutBlock('ts').code);
+    const settling = setInterval(() => void settleDueSandboxWithdrawals(platform.db), 500);
+    const payout = await bash(runCommand![1]!, project, merchantEnv()).finally(() => clearInterval(settling));
+    expect(payout.stderr).toBe('');
+    expect(payout.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^available \d+$/), expect.stringMatching(/^DONE [0-9a-f]{64}$/)]);
+  }, 600_000); // npm, then 15 runs of npx and tsx (about 1.6 CPU-s each): minutes on a loaded 2-core machine
 
   it('fails, as the guide says, in the package.json that npm install writes in an empty folder', async () => {
     // The client from the project above (its tarball), nothing else: a plain npm install in an empty folder.

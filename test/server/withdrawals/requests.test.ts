@@ -126,7 +126,7 @@ describe.each(DATABASES)('withdrawals through the API on %s', (kind) => {
       ['under the network minimum', { amount: 0.999999 }, 'validation_failed', '/amount'],
       ['seven decimals', { amount: 1.0000001 }, 'validation_failed', '/amount'],
       ['over the largest amount', { amount: 1_000_000_001 }, 'validation_failed', '/amount'],
-      ['a private callback URL', { callbackUrl: 'http://127.0.0.1:9/x' }, 'validation_failed', '/callbackUrl'],
+      ['a callback URL with a password in it', { callbackUrl: 'https://user:secret@merchant.example/x' }, 'validation_failed', '/callbackUrl'],
       ['an unknown field', { fee: 0 }, 'validation_failed', '/fee'],
       ['an unknown currency', { currency: 'USDC' }, 'validation_failed', '/currency'],
     ];
