@@ -38,11 +38,15 @@ export interface EthereumPayerOptions {
 
 /** Payouts signed in one round at most: a long queue is paid over several rounds. */
 const BATCH = 20;
+/** How often an idle round reads the hot wallet's balances (for its gauges). */
+const IDLE_BALANCE_READ_MS = 60_000;
 /** The gas estimate's margin: a token's transfer costs a little more to a fresh address than estimated at times. */
 const GAS_MARGIN_PERCENT = 120n;
 
 export class EthereumPayer {
   private chainId: bigint | undefined;
+  /** When the wallet's balances were last read (performance.now()): idle rounds read them once a minute. */
+  private balancesReadAt = -Infinity;
 
   constructor(private readonly options: EthereumPayerOptions) {}
 
@@ -196,9 +200,13 @@ export class EthereumPayer {
   private async pay(wallet: HotWallet, sent: SentPayout[]): Promise<number> {
     const { db, node, token } = this.options;
     const queued = await queuedWithdrawals(db, 'Ethereum', BATCH);
+    // Nothing to pay: the node is asked for the wallet's balances once a minute, for the gauges alone.
+    if (queued.length === 0 && performance.now() - this.balancesReadAt < IDLE_BALANCE_READ_MS) return 0;
+    this.balancesReadAt = performance.now();
     const [tokens, gas] = await Promise.all([node.tokenBalance(token, wallet.address), node.balance(wallet.address)]);
     this.options.gauges?.hotWallet.set({ network: 'Ethereum', asset: 'token' }, Number(tokens));
     this.options.gauges?.hotWallet.set({ network: 'Ethereum', asset: 'gas' }, Number(gas));
+    if (queued.length === 0) return 0;
     // What the hot wallet's payouts out, not mined yet, will still take from it: theirs is spoken for.
     let available = tokens - sent.filter(unmined).reduce((sum, p) => sum + p.withdrawal.amount_units, 0n);
     let gasAvailable = gas;

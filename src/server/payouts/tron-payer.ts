@@ -41,6 +41,9 @@ export interface TronPayerOptions {
 /** Payouts signed in one round at most: a long queue is paid over several rounds. */
 const BATCH = 20;
 
+/** How often an idle round reads the hot wallet's balances (for its gauges). */
+const IDLE_BALANCE_READ_MS = 60_000;
+
 export class TronPayer {
   /** The last raw_data.timestamp this payer wrote: each of its transactions has its own. */
   private lastTimestamp = 0;
@@ -48,6 +51,9 @@ export class TronPayer {
   constructor(private readonly options: TronPayerOptions) {}
 
   /** One round: what is out, then what is to pay. True when more is to pay at once (a full batch). */
+  /** When the wallet's balances were last read (performance.now()): idle rounds read them once a minute. */
+  private balancesReadAt = -Infinity;
+
   async round(): Promise<boolean> {
     const { node, db } = this.options;
     const head = await node.headBlock();
@@ -204,10 +210,14 @@ export class TronPayer {
   private async pay(wallet: HotWallet, head: TronReferenceBlock, out: SentPayout[]): Promise<number> {
     const { db, node, token, feeLimitSun } = this.options;
     const queued = await queuedWithdrawals(db, 'Tron', BATCH);
+    // Nothing to pay: the node is asked for the wallet's balances once a minute, for the gauges alone.
+    if (queued.length === 0 && performance.now() - this.balancesReadAt < IDLE_BALANCE_READ_MS) return 0;
+    this.balancesReadAt = performance.now();
     const tokens = await node.tokenBalance(token, wallet.address);
     const trx = await node.trxBalance(wallet.address);
     this.options.gauges?.hotWallet.set({ network: 'Tron', asset: 'token' }, Number(tokens));
     this.options.gauges?.hotWallet.set({ network: 'Tron', asset: 'gas' }, Number(trx));
+    if (queued.length === 0) return 0;
     // The solidified balance, less what the payouts out will take: none of them is solidified, so none has
     // moved it yet (a head balance would count a payout included but not solidified twice).
     let available = tokens - out.reduce((sum, p) => sum + p.withdrawal.amount_units, 0n);
