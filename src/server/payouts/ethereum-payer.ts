@@ -200,8 +200,8 @@ export class EthereumPayer {
   private async pay(wallet: HotWallet, sent: SentPayout[]): Promise<number> {
     const { db, node, token } = this.options;
     const queued = await queuedWithdrawals(db, 'Ethereum', BATCH);
-    // Nothing to pay: the node is asked for the wallet's balances once a minute, for the gauges alone.
-    if (queued.length === 0 && performance.now() - this.balancesReadAt < IDLE_BALANCE_READ_MS) return 0;
+    // Nothing to pay or follow: the node is asked for the wallet's balances once a minute, for the gauges alone.
+    if (queued.length === 0 && sent.length === 0 && performance.now() - this.balancesReadAt < IDLE_BALANCE_READ_MS) return 0;
     this.balancesReadAt = performance.now();
     const [tokens, gas] = await Promise.all([node.tokenBalance(token, wallet.address), node.balance(wallet.address)]);
     this.options.gauges?.hotWallet.set({ network: 'Ethereum', asset: 'token' }, Number(tokens));

@@ -62,7 +62,7 @@ export class TronPayer {
     // The payouts whose transfer may still take the hot wallet's tokens.
     const out: SentPayout[] = [];
     for (const payout of sent) if (await this.follow(payout, head, solid)) out.push(payout);
-    const signed = this.options.wallet ? await this.pay(this.options.wallet, head, out) : 0;
+    const signed = this.options.wallet ? await this.pay(this.options.wallet, head, out, sent.length > 0) : 0;
     if (this.options.gauges) {
       for (const [state, count] of Object.entries(await payoutCounts(db, 'Tron'))) this.options.gauges.payouts.set({ network: 'Tron', state }, count);
     }
@@ -207,11 +207,11 @@ export class TronPayer {
   }
 
   /** Signs, writes and broadcasts the queued withdrawals the hot wallet covers; how many it signed. */
-  private async pay(wallet: HotWallet, head: TronReferenceBlock, out: SentPayout[]): Promise<number> {
+  private async pay(wallet: HotWallet, head: TronReferenceBlock, out: SentPayout[], followed: boolean): Promise<number> {
     const { db, node, token, feeLimitSun } = this.options;
     const queued = await queuedWithdrawals(db, 'Tron', BATCH);
-    // Nothing to pay: the node is asked for the wallet's balances once a minute, for the gauges alone.
-    if (queued.length === 0 && performance.now() - this.balancesReadAt < IDLE_BALANCE_READ_MS) return 0;
+    // Nothing to pay or follow: the node is asked for the wallet's balances once a minute, for the gauges alone.
+    if (queued.length === 0 && !followed && performance.now() - this.balancesReadAt < IDLE_BALANCE_READ_MS) return 0;
     this.balancesReadAt = performance.now();
     const tokens = await node.tokenBalance(token, wallet.address);
     const trx = await node.trxBalance(wallet.address);
