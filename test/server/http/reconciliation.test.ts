@@ -131,6 +131,10 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
       ['createdFrom=yesterday', 'createdFrom'],
       ['createdFrom=2026-02-31%2000:00:00', 'createdFrom'],
       ['updatedSince=2026-13-01%2000:00:00', 'updatedSince'],
+      // Year 0 fits the contract's pattern and JavaScript's calendar, not PostgreSQL's (issue 50: a 500).
+      ['createdFrom=0000-01-01%2000:00:00', 'createdFrom'],
+      ['createdBefore=0000-12-31%2023:59:59', 'createdBefore'],
+      ['updatedSince=0000-06-01%2012:00:00', 'updatedSince'],
       ['stauts=DONE', 'stauts'],
       ['cursor=abc', 'cursor'],
     ])('%s', (query, parameter) => expectParameterProblem(query, parameter));
@@ -212,6 +216,13 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
       expect(done.body.data[0]).toEqual(read.data);
       expect((await get('/partner/v1/platforms/withdrawals?externalId=wd-1', merchant)).body).toMatchObject({ data: [{ uuid: made[1] }], hasMore: false });
       expect((await get<Problem>('/partner/v1/platforms/withdrawals?status=NEW', merchant)).status).toBe(422);
+      for (const query of ['createdFrom=0000-01-01%2000:00:00', 'createdBefore=0000-01-01%2000:00:00']) {
+        const refused = await get<Problem>(`/partner/v1/platforms/withdrawals?${query}`, merchant);
+        expect(refused.status, query).toBe(422);
+        expect(refused.body.errors?.[0]?.parameter).toBe(query.split('=')[0]);
+      }
+      // The first moment of the calendar is one: the filter answers, empty or not.
+      expect((await get('/partner/v1/platforms/withdrawals?createdBefore=0001-01-01%2000:00:00', merchant)).body).toMatchObject({ data: [] });
     });
   });
 
