@@ -13,6 +13,28 @@ export function required(flags: Flags, name: string): string {
   return value;
 }
 
+/** A lone UTF-16 surrogate: text that is no Unicode (JSON can spell one, `"\\ud800"`). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Whether an argument is text the database can keep as it was typed: no NUL (PostgreSQL's text refuses
+ * it), no lone surrogate, and no U+FFFD, the mark that bytes which were not UTF-8 were replaced on the
+ * way in (a terminal's argv, the operator socket's line): a name stored with it would not be the one
+ * typed.
+ */
+export function isCleanText(text: string): boolean {
+  return !text.includes('\u0000') && !text.includes('\uFFFD') && !LONE_SURROGATE.test(text);
+}
+
+/** A name or label an operator types: 1 to `max` characters, clean text, and no control characters. */
+export function textFlag(flags: Flags, name: string, max: number): string {
+  const text = required(flags, name);
+  if (text.length > max || text.trim() === '' || /[\u0000-\u001F\u007F-\u009F]/.test(text) || !isCleanText(text)) {
+    throw new UsageError(`--${name} must be 1 to ${max} characters of UTF-8 text without control characters`);
+  }
+  return text;
+}
+
 export function networkFlag(flags: Flags, name: string): Network {
   const text = typeof flags[name] === 'string' ? flags[name].toLowerCase() : '';
   if (text === 'tron') return 'Tron';
