@@ -47,8 +47,17 @@ export function dateFlag(flags: Flags, name: string): Date | undefined {
   const text = flags[name];
   if (text === undefined) return undefined;
   const date = typeof text === 'string' && /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text) ? new Date(text) : undefined;
-  if (!date || Number.isNaN(date.getTime())) throw new UsageError(`--${name} must be a date such as 2026-11-01 or 2026-11-01T12:00:00Z`);
+  if (!date || Number.isNaN(date.getTime()) || !isCalendarDay(text as string)) throw new UsageError(`--${name} must be a date such as 2026-11-01 or 2026-11-01T12:00:00Z`);
   return date;
+}
+
+/**
+ * The day written is one of the calendar's, of the years 1 to 9999: JavaScript rolls 2026-02-31 over
+ * into March and counts a year 0, which PostgreSQL refuses (a usage error, not "the database refused").
+ */
+function isCalendarDay(text: string): boolean {
+  const day = text.slice(0, 10);
+  return day >= '0001-01-01' && new Date(`${day}T00:00:00Z`).toISOString().slice(0, 10) === day;
 }
 
 const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400 };
