@@ -128,8 +128,13 @@ export function callbackUrlProblem(text: string, policy: CallbackPolicy): string
  */
 const SPECIAL_USE_SUFFIXES = ['test', 'example', 'invalid', 'localhost', 'local', 'onion', 'internal', 'alt', 'home.arpa'];
 
-/** Suffixes that name hosts inside a network, where some resolver may well answer for them. */
-const INTERNAL_SUFFIXES = ['local', 'internal', 'localhost', 'home.arpa', 'lan', 'corp', 'intranet', 'private', 'onion', 'alt'];
+/**
+ * Suffixes that name hosts inside a network, where some resolver may well answer for them: besides the
+ * special-use ones, `.home`, `.corp` and `.mail`, which ICANN will never delegate (name collisions,
+ * 2018), `.localdomain`, the whole of `.arpa` (reverse DNS: `in-addr.arpa`, `ip6.arpa`; `home.arpa`),
+ * and the service-discovery domains of Kubernetes (`.svc`, `.cluster.local`) and Consul (`.consul`).
+ */
+const INTERNAL_SUFFIXES = ['local', 'internal', 'localhost', 'localdomain', 'arpa', 'lan', 'home', 'corp', 'mail', 'intranet', 'private', 'svc', 'consul', 'onion', 'alt'];
 
 /** A name that resolves, if at all, only inside a network: one label (`intranet`), or an internal suffix. */
 export function isInternalName(host: string): boolean {

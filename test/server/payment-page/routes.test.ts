@@ -124,6 +124,8 @@ describe.each(DATABASES)('the payment page over HTTP on %s', (kind) => {
       ['http://merchant.example/back', 'must be an https URL in live mode'],
       ['https://127.0.0.2/back', 'must not name a private, loopback, link-local or reserved address'],
       ['https://shop.internal/back', 'must not name a private, loopback, link-local or reserved address'],
+      ['https://shop.home./back', 'must not name a private, loopback, link-local or reserved address'],
+      ['https://web.service.consul/back', 'must not name a private, loopback, link-local or reserved address'],
       ['https://localhost/back', 'must not name a private, loopback, link-local or reserved address'],
       ['https://user:pw@merchant.example/back', 'must not carry a user name or password'],
     ] as const) {
