@@ -49,6 +49,9 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
       [415, 'unsupported_media_type', { body: JSON.stringify(valid), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }],
       [415, 'unsupported_media_type', { body: JSON.stringify(valid) }],
       [413, 'payload_too_large', { body: JSON.stringify({ ...valid, customerId: 'x'.repeat(17_000) }), headers: JSON_TYPE }],
+      // Issue 50: a key twice took the last one; another reader of the signed body could take the first.
+      [400, 'malformed_json', { body: `{"externalId":"dup-1",${JSON.stringify(valid).slice(1)}`, headers: JSON_TYPE }],
+      [400, 'malformed_json', { body: `{"externalId":"dup-2","ext\\u0065rnalId":"dup-3",${JSON.stringify({ ...valid, externalId: undefined }).slice(1)}`, headers: JSON_TYPE }],
     ];
     for (const [status, code, options] of cases) {
       const response = await sandbox.signed('POST', ORDERS, options);
