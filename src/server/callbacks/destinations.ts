@@ -153,9 +153,14 @@ export class SpecialUseNameError extends Error {
   }
 }
 
+/**
+ * A name that resolves to a non-public address. Its message is the one a name that does not resolve at
+ * all gets (delivery-errors.ts): a merchant's deliveries must not tell what or whether the platform's
+ * resolver answers for a name inside its network (issue 50: "resolves to 127.0.0.1" was an oracle).
+ */
 export class NonPublicDestinationError extends Error {
-  constructor(host: string, address: string) {
-    super(`callback host ${host} resolves to ${address}, which is not a public address`);
+  constructor(host: string, readonly address: string) {
+    super(`callback host ${host} has no public address`);
   }
 }
 
