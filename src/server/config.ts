@@ -64,6 +64,8 @@ export interface Config {
   timestampToleranceSeconds: number;
   /** A request (headers and body) must arrive in full within this; then 408. */
   requestTimeoutSeconds: number;
+  /** Connections at once, in total and from one address (http/connection-limits.ts). */
+  connections: { total: number; perAddress: number };
   rateLimit: { limit: number; windowSeconds: number };
   /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client; empty: the TCP peer is the client. */
   trustedProxies: string[];
@@ -141,6 +143,8 @@ const SETTINGS = {
   'watch-window-seconds': { env: 'WATCH_WINDOW_SECONDS' },
   'timestamp-tolerance-seconds': { env: 'TIMESTAMP_TOLERANCE_SECONDS' },
   'request-timeout-seconds': { env: 'REQUEST_TIMEOUT_SECONDS' },
+  'max-connections': { env: 'MAX_CONNECTIONS' },
+  'max-connections-per-address': { env: 'MAX_CONNECTIONS_PER_ADDRESS' },
   'rate-limit': { env: 'RATE_LIMIT' },
   'trusted-proxies': { env: 'TRUSTED_PROXIES' },
   'public-url': { env: 'PUBLIC_URL' },
@@ -258,6 +262,12 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     watchWindowSeconds: integer('WATCH_WINDOW_SECONDS', get('watch-window-seconds') ?? String(7 * 86_400), 0, 90 * 86_400),
     timestampToleranceSeconds: integer('TIMESTAMP_TOLERANCE_SECONDS', get('timestamp-tolerance-seconds') ?? '300', 1, 3600),
     requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),
+    // A merchant's service holds a few keep-alive connections, a payer's browser about 6 per page; 128
+    // leaves room for many of them behind one NAT, and makes a single address hold 3 % of the total.
+    connections: {
+      total: integer('MAX_CONNECTIONS', get('max-connections') ?? '4096', 1, 1_000_000),
+      perAddress: integer('MAX_CONNECTIONS_PER_ADDRESS', get('max-connections-per-address') ?? '128', 1, 1_000_000),
+    },
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
     trustedProxies: trustedProxies(get('trusted-proxies') ?? ''),
     publicUrl: publicUrl(mode, get('public-url')),

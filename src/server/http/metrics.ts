@@ -9,6 +9,8 @@ export interface Metrics {
   ordersCreated: Counter<'blockchain' | 'outcome'>;
   chain: { lag: Gauge<'network'>; halted: Gauge<'network'> };
   jobLease: Gauge<'job'>;
+  /** Connections closed as soon as accepted: over MAX_CONNECTIONS (`total`) or MAX_CONNECTIONS_PER_ADDRESS (`per_address`). */
+  connectionsRefused: Counter<'limit'>;
 }
 
 export function createMetrics(): Metrics {
@@ -33,6 +35,12 @@ export function createMetrics(): Metrics {
       lag: new Gauge({ name: 'partner_chain_cursor_lag_blocks', help: 'Confirmed blocks the scanner has not scanned yet (head − cursor), by network', labelNames: ['network'], registers: [registry] }),
       halted: new Gauge({ name: 'partner_chain_halted', help: '1 while crediting on the network is halted after a reorg deeper than its confirmations', labelNames: ['network'], registers: [registry] }),
     },
+    connectionsRefused: new Counter({
+      name: 'partner_http_connections_refused_total',
+      help: 'Connections closed as soon as accepted, by the limit they passed: total (MAX_CONNECTIONS) or per_address (MAX_CONNECTIONS_PER_ADDRESS)',
+      labelNames: ['limit'],
+      registers: [registry],
+    }),
     jobLease: new Gauge({ name: 'partner_job_leader', help: '1 while this instance runs the job (a network scan, order expiry), 0 while another instance does', labelNames: ['job'], registers: [registry] }),
   };
 }
