@@ -420,7 +420,10 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
       const refused = await t.signed('POST', `/partner/v1/platforms/events/${event.id}/redeliver`, { credentials: merchant });
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect((await get<Problem>('/partner/v1/platforms/events/not%20an%20id/deliveries', merchant)).status).toBe(422);
+      const malformed = await get<Problem>('/partner/v1/platforms/events/not%20an%20id/deliveries', merchant);
+      expect(malformed.status).toBe(422);
+      // An event's id is no UUID: the problem says what it must be (the fuzz run found "must be a UUID" here).
+      expect(malformed.body.errors).toEqual([{ pointer: '', parameter: 'eventId', detail: 'must match pattern "^[A-Za-z0-9_-]{1,64}$"' }]);
       expect((await get<Problem>('/partner/v1/platforms/events/msg_unknown/deliveries', merchant)).status).toBe(404);
     });
 
