@@ -332,6 +332,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
       },
       queryBytes: (text, params, bytes, options) => t.db.queryBytes(text, params, bytes, options),
       exec: (text) => t.db.exec(text),
+      session: (work) => t.db.session(work),
       close: () => t.db.close(),
       transaction: (work) => t.db.transaction(work),
     };
