@@ -9,7 +9,7 @@
 // a backfill of the rows still to fill): a start that stops half-way through runs the file again, and
 // records its version only at its end. What an upgrade costs: docs/operating.md, bench/README.md.
 import { readdirSync, readFileSync } from 'node:fs';
-import type { Database, Sql } from './database.js';
+import { sqlState, type Database, type Session, type Sql } from './database.js';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 const LOCK_ID = 7_412_001;
@@ -109,20 +109,42 @@ async function applyOnline(db: Database, { version, sql }: MigrationFile): Promi
     while (!(await session.query<{ held: boolean }>('SELECT pg_try_advisory_lock($1) AS held', [LOCK_ID]))[0]!.held) await sleep(LOCK_RETRY_MS);
     try {
       if ((await recordedVersions(session)).has(version)) return false;
-      for (const statement of splitStatements(sql)) {
-        const index = /^CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+IF\s+NOT\s+EXISTS\s+(\w+)/i.exec(statement)?.[1];
-        if (index) {
-          const [invalid] = await session.query("SELECT 1 FROM pg_index WHERE indexrelid = to_regclass($1) AND NOT indisvalid", [index]);
-          if (invalid) await session.exec(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`);
-        }
-        await session.exec(statement);
-      }
+      await session.exec(`SET lock_timeout = '${ONLINE_LOCK_TIMEOUT_MS}ms'`);
+      for (const statement of splitStatements(sql)) await runOnline(session, statement);
       await session.query('INSERT INTO schema_migrations (version) VALUES ($1)', [version]);
       return true;
     } finally {
+      await session.exec('RESET lock_timeout');
       await session.query('SELECT pg_advisory_unlock($1)', [LOCK_ID]);
     }
   });
+}
+
+/**
+ * How long an online statement waits for a lock (an ALTER TABLE's, behind a transaction that uses the
+ * table): the creates that come after it wait behind it, so it gives up at once and tries again a
+ * second later, ONLINE_LOCK_TRIES times at most (lock_timeout, as GitLab's and strong_migrations'
+ * helpers do).
+ */
+const ONLINE_LOCK_TIMEOUT_MS = 500;
+const ONLINE_LOCK_TRIES = 60;
+const LOCK_NOT_AVAILABLE = '55P03';
+
+async function runOnline(session: Session, statement: string): Promise<void> {
+  for (let tries = 1; ; tries++) {
+    try {
+      const index = /^CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+IF\s+NOT\s+EXISTS\s+(\w+)/i.exec(statement)?.[1];
+      if (index) {
+        const [invalid] = await session.query('SELECT 1 FROM pg_index WHERE indexrelid = to_regclass($1) AND NOT indisvalid', [index]);
+        if (invalid) await session.exec(`DROP INDEX CONCURRENTLY IF EXISTS ${index}`);
+      }
+      await session.exec(statement);
+      return;
+    } catch (error) {
+      if (sqlState(error) !== LOCK_NOT_AVAILABLE || tries >= ONLINE_LOCK_TRIES) throw error;
+      await sleep(1000);
+    }
+  }
 }
 
 async function renameRecordedVersions(tx: Pick<Sql, 'query'>): Promise<void> {

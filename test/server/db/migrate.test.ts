@@ -97,7 +97,7 @@ describe.each(DATABASES)('the runner on %s', (kind) => {
   });
 });
 
-describe.runIf(TEST_DATABASE_URL)('two starts at once on PostgreSQL', () => {
+describe.runIf(TEST_DATABASE_URL)('online migrations beside other sessions on PostgreSQL', () => {
   it('apply an online migration once: the second waits for the first, then finds it done', async () => {
     const { db, url, drop } = await freshDatabase('postgres');
     const other = await openPostgres(url!);
@@ -109,6 +109,38 @@ describe.runIf(TEST_DATABASE_URL)('two starts at once on PostgreSQL', () => {
       expect(row!.batches).toBe(3);
     } finally {
       await other.close();
+      await db.close();
+      await drop();
+    }
+  });
+
+  it('never leaves writers queued behind an ALTER TABLE that waits for a lock: it gives up after 0.5 s and tries again', async () => {
+    const { db, url, drop } = await freshDatabase('postgres');
+    const holder = await openPostgres(url!);
+    const writer = await openPostgres(url!);
+    try {
+      await migrate(db, { files: [base, fill] });
+      // A transaction that read the table holds a lock the ALTER TABLE must wait for, for 3 s.
+      const held = holder.transaction(async (tx) => {
+        await tx.query('SELECT count(*) FROM items');
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+      });
+      const migrating = migrate(db, { files: [base, fill, online(), after] });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Inserts meanwhile: behind a waiting ALTER TABLE they would wait the holder's 3 s out.
+      const waits: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const started = performance.now();
+        await writer.query('INSERT INTO items (id, label) VALUES ($1, $2)', [10_000 + i, `late ${i}`]);
+        waits.push(performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      await held;
+      expect(await migrating).toEqual(['902_items_sorted', '903_after']);
+      expect(Math.max(...waits), `insert waits ${waits.map((w) => w.toFixed(0)).join(', ')} ms`).toBeLessThan(1500);
+    } finally {
+      await holder.close();
+      await writer.close();
       await db.close();
       await drop();
     }
