@@ -1,5 +1,5 @@
 -- online: each statement commits by itself (db/migrate.ts), so that the indexes of a table of orders
--- are built without blocking its creates (5.5 s with a million orders, bench/README.md); every
+-- are built without blocking its creates (seconds with a million orders: bench/README.md); every
 -- statement can run again.
 -- Deposits from the chain (or the sandbox helper), per-network scan cursors, and the callback outbox.
 

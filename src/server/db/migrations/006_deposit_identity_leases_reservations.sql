@@ -1,5 +1,5 @@
 -- online: each statement commits by itself (db/migrate.ts), so that the index of open orders is built
--- without blocking creates (1.2 s with a million orders, bench/README.md); every statement can run again.
+-- without blocking creates (seconds with a million orders: bench/README.md); every statement can run again.
 -- Issue 23: a deposit is one log of one block, job leadership is a lease row, and reserved address
 -- indexes are recorded so that the ones a process never used are handed out again.
 

@@ -1,5 +1,5 @@
 -- online: each statement commits by itself (db/migrate.ts): the column is added at once, and its check
--- validated apart, without blocking creates (0.7 s with a million orders, bench/README.md); every
+-- validated apart, without blocking creates (over a second with a million orders: bench/README.md); every
 -- statement can run again.
 -- The payment page's "Back to the shop" link (returnUrl in the create request); null when not given.
 ALTER TABLE deposit_orders ADD COLUMN IF NOT EXISTS return_url text;

@@ -1,7 +1,7 @@
 -- online: each statement commits by itself (db/migrate.ts), so that no lock on the orders outlives a
 -- statement: the columns are added at once, filled in batches that each commit, made NOT NULL through
--- a check validated apart, and the indexes built concurrently (creates were blocked 192 s with a
--- million orders, bench/README.md); every statement can run again.
+-- a check validated apart, and the indexes built concurrently (creates were blocked for minutes with a
+-- million orders: bench/README.md); every statement can run again.
 -- Issue 32, reconciliation: merchants list their orders and withdrawals a page at a time (keyset
 -- pagination, newest first), read their events as a feed from a cursor, and see each delivery attempt.
 

@@ -1,6 +1,6 @@
 -- online: each statement commits by itself (db/migrate.ts): the columns are added at once, and their
--- checks validated apart, without blocking creates (6.2 s with a million orders, and a create could
--- deadlock with the two tables' locks taken in one transaction, bench/README.md); every statement can
+-- checks validated apart, without blocking creates (seconds with a million orders, and creates
+-- deadlocked with the two tables' locks taken in one transaction: bench/README.md); every statement can
 -- run again.
 -- Issue 35, the payment page says whom the payer pays and for what.
 

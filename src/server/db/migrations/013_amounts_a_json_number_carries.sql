@@ -1,5 +1,5 @@
 -- online: each statement commits by itself (db/migrate.ts): the checks are added NOT VALID and
--- validated apart, without blocking creates (2.0 s with a million orders, bench/README.md); every
+-- validated apart, without blocking creates (seconds with a million orders: bench/README.md); every
 -- statement can run again.
 -- The amounts of an order's unconfirmed transfers come from the database as JSON numbers
 -- (orders/unconfirmed.ts), where a bigint prints as one whatever its size; the order's own amounts are

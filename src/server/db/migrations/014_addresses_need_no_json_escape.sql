@@ -1,5 +1,5 @@
 -- online: each statement commits by itself (db/migrate.ts): the check is added NOT VALID and validated
--- apart, without blocking creates (6.4 s with a million orders, bench/README.md); every statement can
+-- apart, without blocking creates (seconds with a million orders: bench/README.md); every statement can
 -- run again.
 -- An order's address and its QR code (a PNG data URL, addresses/qr.ts) are made by the platform from
 -- base58, hex and base64 characters: none that JSON escapes. Its read and each list item write them
