@@ -262,11 +262,12 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     watchWindowSeconds: integer('WATCH_WINDOW_SECONDS', get('watch-window-seconds') ?? String(7 * 86_400), 0, 90 * 86_400),
     timestampToleranceSeconds: integer('TIMESTAMP_TOLERANCE_SECONDS', get('timestamp-tolerance-seconds') ?? '300', 1, 3600),
     requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),
-    // A merchant's service holds a few keep-alive connections, a payer's browser about 6 per page; 128
-    // leaves room for many of them behind one NAT, and makes a single address hold 3 % of the total.
+    // A merchant's service may send a burst of a few hundred requests at once (200 concurrent creates
+    // are tested), a payer's browser opens about 6 per page and many payers share a carrier's address:
+    // 512 leaves room for them, and one address holds an eighth of the total at most.
     connections: {
       total: integer('MAX_CONNECTIONS', get('max-connections') ?? '4096', 1, 1_000_000),
-      perAddress: integer('MAX_CONNECTIONS_PER_ADDRESS', get('max-connections-per-address') ?? '128', 1, 1_000_000),
+      perAddress: integer('MAX_CONNECTIONS_PER_ADDRESS', get('max-connections-per-address') ?? '512', 1, 1_000_000),
     },
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
     trustedProxies: trustedProxies(get('trusted-proxies') ?? ''),

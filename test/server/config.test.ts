@@ -162,8 +162,8 @@ describe('the reconciliation settings', () => {
 });
 
 describe('the connection limits (issue 50)', () => {
-  it('are 4096 in all and 128 per address by default, and refuse 0', () => {
-    expect(readConfig({}, {}).connections).toEqual({ total: 4096, perAddress: 128 });
+  it('are 4096 in all and 512 per address by default, and refuse 0', () => {
+    expect(readConfig({}, {}).connections).toEqual({ total: 4096, perAddress: 512 });
     expect(() => readConfig({ MAX_CONNECTIONS: '0' }, {})).toThrow(/^MAX_CONNECTIONS must be a whole number from 1 to 1000000, got "0"$/);
     expect(() => readConfig({ MAX_CONNECTIONS_PER_ADDRESS: 'many' }, {})).toThrow(/^MAX_CONNECTIONS_PER_ADDRESS must be a whole number/);
   });
