@@ -618,8 +618,9 @@ export interface components {
             durationMs: number;
             error?: components["schemas"]["DeliveryError"];
             /**
-             * @description With `error`, what happened, for a human (for example `connect ECONNREFUSED 203.0.113.7:443`).
-             * @example connect ECONNREFUSED 203.0.113.7:443
+             * @description With `error`, what happened, for a human (for example `connect ECONNREFUSED merchant.example:443`). It names
+             *     your URL's host, never the address the platform resolved it to.
+             * @example connect ECONNREFUSED merchant.example:443
              */
             errorMessage?: string;
         };
@@ -1005,9 +1006,10 @@ export interface components {
         /**
          * @description Why an attempt got no `2xx`: `http_status` (your endpoint answered another status, in `statusCode`),
          *     `timeout` (no full answer within the callback timeout, 15 s by default), `connection_refused`,
-         *     `connection_reset`, `dns` (the host name did not resolve), `tls` (the TLS handshake or the
-         *     certificate failed), `destination_refused` (the URL's host is private, loopback or otherwise not
-         *     allowed), `other`.
+         *     `connection_reset`, `dns` (the host name did not resolve to a public address: not at all, or only to
+         *     private or loopback addresses, which read alike), `tls` (the TLS handshake or the certificate failed),
+         *     `destination_refused` (the URL's host is a private, loopback or otherwise non-public address, or a
+         *     name reserved never to be public, such as `*.example`), `other`.
          * @example connection_refused
          * @enum {string}
          */

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { COMMANDS, type Command, type Io } from './cli/commands.js';
 import { RefusedError, UsageError } from './cli/errors.js';
-import type { Flags } from './cli/flags.js';
+import { isCleanText, type Flags } from './cli/flags.js';
 import { ConfigError, isSecretSetting, readConfig, SETTING_NAMES, settingEnv, type Config } from './config.js';
 import { contract } from './http/openapi-document.js';
 import { DataDirectoryBusyError, DataDirectoryError, findDataDirectory } from './db/data-directory.js';
@@ -148,6 +148,15 @@ async function run(argv: string[], io: Io): Promise<number> {
   if (!command) {
     if (group.length > 0) throw new UsageError(`${argv[0]} needs one of: ${group.map((c) => c.words.at(-1)).join(', ')}`);
     throw new UsageError(`unknown command ${argv[0]}`);
+  }
+  if (io.platform && !command.runByRunningPlatform) {
+    throw new UsageError(`${name(command)} is not a command a running platform runs for an operator`, { cause: command });
+  }
+  // A NUL ended as "the database refused the operation", exit 70 (issue 50): any flag's value, refused first.
+  const unclean = argv.findIndex((arg) => !isCleanText(arg));
+  if (unclean !== -1) {
+    const flag = argv.slice(0, unclean).findLast((arg) => arg.startsWith('--'))?.split('=')[0];
+    throw new UsageError(`${flag ? `the value of ${flag}` : 'an argument'} is not UTF-8 text (it holds a NUL, or bytes that are not UTF-8)`, { cause: command });
   }
   let config: Config | undefined;
   try {

@@ -72,6 +72,8 @@ export interface Config {
   timestampToleranceSeconds: number;
   /** A request (headers and body) must arrive in full within this; then 408. */
   requestTimeoutSeconds: number;
+  /** Connections at once, in total and from one address (http/connection-limits.ts). */
+  connections: { total: number; perAddress: number };
   rateLimit: { limit: number; windowSeconds: number };
   /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client; empty: the TCP peer is the client. */
   trustedProxies: string[];
@@ -179,6 +181,8 @@ const SETTINGS = {
   'watch-window-seconds': { env: 'WATCH_WINDOW_SECONDS' },
   'timestamp-tolerance-seconds': { env: 'TIMESTAMP_TOLERANCE_SECONDS' },
   'request-timeout-seconds': { env: 'REQUEST_TIMEOUT_SECONDS' },
+  'max-connections': { env: 'MAX_CONNECTIONS' },
+  'max-connections-per-address': { env: 'MAX_CONNECTIONS_PER_ADDRESS' },
   'rate-limit': { env: 'RATE_LIMIT' },
   'trusted-proxies': { env: 'TRUSTED_PROXIES' },
   'public-url': { env: 'PUBLIC_URL' },
@@ -315,6 +319,13 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     watchWindowSeconds: integer('WATCH_WINDOW_SECONDS', get('watch-window-seconds') ?? String(7 * 86_400), 0, 90 * 86_400),
     timestampToleranceSeconds: integer('TIMESTAMP_TOLERANCE_SECONDS', get('timestamp-tolerance-seconds') ?? '300', 1, 3600),
     requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),
+    // A merchant's service may send a burst of a few hundred requests at once (200 concurrent creates
+    // are tested), a payer's browser opens about 6 per page and many payers share a carrier's address:
+    // 512 leaves room for them, and one address holds an eighth of the total at most.
+    connections: {
+      total: integer('MAX_CONNECTIONS', get('max-connections') ?? '4096', 1, 1_000_000),
+      perAddress: integer('MAX_CONNECTIONS_PER_ADDRESS', get('max-connections-per-address') ?? '512', 1, 1_000_000),
+    },
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
     trustedProxies: trustedProxies(get('trusted-proxies') ?? ''),
     publicUrl: publicUrl(mode, get('public-url')),

@@ -100,6 +100,8 @@ const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: 
   'watch-window-seconds': ['100', '200', (c) => c.watchWindowSeconds, 100, 200],
   'timestamp-tolerance-seconds': ['60', '90', (c) => c.timestampToleranceSeconds, 60, 90],
   'request-timeout-seconds': ['10', '20', (c) => c.requestTimeoutSeconds, 10, 20],
+  'max-connections': ['100', '200', (c) => c.connections.total, 100, 200],
+  'max-connections-per-address': ['10', '20', (c) => c.connections.perAddress, 10, 20],
   'rate-limit': ['5/60', '7/30', (c) => c.rateLimit, { limit: 5, windowSeconds: 60 }, { limit: 7, windowSeconds: 30 }],
   'trusted-proxies': ['10.0.0.5', '192.168.0.0/16', (c) => c.trustedProxies, ['10.0.0.5'], ['192.168.0.0/16']],
   'public-url': ['https://flag.example/pay/', 'https://env.example', (c) => c.publicUrl, 'https://flag.example/pay', 'https://env.example'],
@@ -204,5 +206,13 @@ describe('loopback callbacks by default', () => {
     expect(loopback({ ALLOW_PRIVATE_CALLBACKS: 'false' }).allowLoopback).toBe(false);
     expect(loopback({ HOST: '0.0.0.0', ALLOW_PRIVATE_CALLBACKS: 'true' })).toEqual(expect.objectContaining({ allowLoopback: true, allowPrivate: true }));
     expect(loopback({ ...BASE_ENV, PARTNER_API_MODE: 'live', PUBLIC_URL: 'https://127.0.0.1' }).allowLoopback).toBe(false);
+  });
+});
+
+describe('the connection limits (issue 50)', () => {
+  it('are 4096 in all and 512 per address by default, and refuse 0', () => {
+    expect(readConfig({}, {}).connections).toEqual({ total: 4096, perAddress: 512 });
+    expect(() => readConfig({ MAX_CONNECTIONS: '0' }, {})).toThrow(/^MAX_CONNECTIONS must be a whole number from 1 to 1000000, got "0"$/);
+    expect(() => readConfig({ MAX_CONNECTIONS_PER_ADDRESS: 'many' }, {})).toThrow(/^MAX_CONNECTIONS_PER_ADDRESS must be a whole number/);
   });
 });

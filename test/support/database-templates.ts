@@ -60,6 +60,7 @@ export async function migratedPglite(): Promise<Database> {
     queryBytes: (text, params, bytes, options) => (closed ? refused() : db.queryBytes(text, params, bytes, options)),
     transaction: (work) => (closed ? refused() : db.transaction(work)),
     exec: (text) => (closed ? refused() : db.exec(text)),
+    session: (work) => (closed ? refused() : db.session(work)),
     async close() {
       if (closed) return;
       closed = true;

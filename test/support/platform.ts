@@ -90,19 +90,21 @@ export interface TestPlatform {
   fund(network: Network, units: bigint, credentials?: MerchantCredentials): Promise<void>;
   /** The platform's error-level log lines so far (JSON): a test of bad input expects none. */
   errorLogs(): string[];
+  /** Every log line so far (JSON), at the level the test asked for (`logLevel`; errors only by default). */
+  logs(): string[];
   close(): Promise<void>;
 }
 
 export async function startTestPlatform(
   kind: DatabaseKind,
-  options: { env?: Record<string, string>; now?: Clock } = {},
+  options: { env?: Record<string, string>; now?: Clock; logLevel?: 'info' | 'error' } = {},
 ): Promise<TestPlatform> {
   const config = testConfig(options.env);
   const { db, url: databaseUrl, drop } = await migratedDatabase(kind);
-  const errorLines: string[] = [];
-  // Errors only, kept for errorLogs(); nothing on the test's output.
-  const logger = { stream: { write: (line: string) => void errorLines.push(line) } };
-  const platform = await openPlatform({ ...config, logLevel: 'error' }, { db, logger, ...(options.now ? { now: options.now } : {}) });
+  const logLines: string[] = [];
+  // Errors only unless asked, kept for errorLogs() and logs(); nothing on the test's output.
+  const logger = { stream: { write: (line: string) => void logLines.push(line) } };
+  const platform = await openPlatform({ ...config, logLevel: options.logLevel ?? 'error' }, { db, logger, ...(options.now ? { now: options.now } : {}) });
   const address = await platform.app.fastify.listen({ host: '127.0.0.1', port: 0 });
   const merchant = await platform.merchants.create('test merchant');
   const clock = options.now ?? Date.now;
@@ -133,7 +135,8 @@ export async function startTestPlatform(
       return checked(method, path, response);
     },
     fetch: async (path, init = {}) => checked(init.method ?? 'GET', path, await fetch(address + path, init)),
-    errorLogs: () => [...errorLines],
+    errorLogs: () => logLines.filter((line) => (JSON.parse(line) as { level: number }).level >= 50),
+    logs: () => [...logLines],
     async fund(network, units, credentials = merchant) {
       const created = await platform.orders.create(credentials.merchantId, {
         externalId: `fund-${randomUUID()}`, blockchain: network, currency: 'USDT', customerId: 'funding', callbackUrl: 'https://merchant.example/callbacks/funding',

@@ -7,7 +7,7 @@ import { createCallbackSigner } from '../../signing/index.js';
 import type { SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';
 import { callbackLookup, callbackUrlProblem, type CallbackPolicy } from './destinations.js';
-import { deliveryErrorKind, DeliveryTimeoutError, DestinationRefusedError, type DeliveryErrorKind } from './delivery-errors.js';
+import { deliveryErrorKind, deliveryErrorMessage, DeliveryTimeoutError, DestinationRefusedError, type DeliveryErrorKind } from './delivery-errors.js';
 import type { OutboxRow } from './outbox.js';
 
 export interface DeliveryResult {
@@ -40,11 +40,6 @@ export async function callbackSignature(row: Pick<OutboxRow, 'merchant_id' | 'se
   return signatures.join(' ');
 }
 
-/** An error's message; a cut-short attempt's says why it was cut (its abort's reason). */
-function messageOf(error: Error | undefined): string | undefined {
-  return error?.cause instanceof Error ? error.cause.message : error?.message;
-}
-
 export async function deliver(row: OutboxRow, options: DeliveryOptions): Promise<DeliveryResult> {
   const timestamp = Math.floor(options.now() / 1000);
   const signature = await callbackSignature(row, options.secrets, timestamp);
@@ -57,7 +52,7 @@ export async function deliver(row: OutboxRow, options: DeliveryOptions): Promise
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     const finish = (statusCode: number | undefined, error: Error | undefined) =>
-      resolve({ statusCode, latencyMs: Math.round(performance.now() - started), error: messageOf(error)?.slice(0, 500), errorKind: error && deliveryErrorKind(error) });
+      resolve({ statusCode, latencyMs: Math.round(performance.now() - started), error: error && deliveryErrorMessage(error, url).slice(0, 500), errorKind: error && deliveryErrorKind(error) });
     const request = send(
       url,
       {

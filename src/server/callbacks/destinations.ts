@@ -142,8 +142,13 @@ export function callbackUrlProblem(text: string, policy: CallbackPolicy): string
  */
 const SPECIAL_USE_SUFFIXES = ['test', 'example', 'invalid', 'localhost', 'local', 'onion', 'internal', 'alt', 'home.arpa'];
 
-/** Suffixes that name hosts inside a network, where some resolver may well answer for them. */
-const INTERNAL_SUFFIXES = ['local', 'internal', 'localhost', 'home.arpa', 'lan', 'corp', 'intranet', 'private', 'onion', 'alt'];
+/**
+ * Suffixes that name hosts inside a network, where some resolver may well answer for them: besides the
+ * special-use ones, `.home`, `.corp` and `.mail`, which ICANN will never delegate (name collisions,
+ * 2018), `.localdomain`, the whole of `.arpa` (reverse DNS: `in-addr.arpa`, `ip6.arpa`; `home.arpa`),
+ * and the service-discovery domains of Kubernetes (`.svc`, `.cluster.local`) and Consul (`.consul`).
+ */
+const INTERNAL_SUFFIXES = ['local', 'internal', 'localhost', 'localdomain', 'arpa', 'lan', 'home', 'corp', 'mail', 'intranet', 'private', 'svc', 'consul', 'onion', 'alt'];
 
 /** A name that resolves, if at all, only inside a network: one label (`intranet`), or an internal suffix. */
 export function isInternalName(host: string): boolean {
@@ -162,9 +167,14 @@ export class SpecialUseNameError extends Error {
   }
 }
 
+/**
+ * A name that resolves to a non-public address. Its message is the one a name that does not resolve at
+ * all gets (delivery-errors.ts): a merchant's deliveries must not tell what or whether the platform's
+ * resolver answers for a name inside its network (issue 50: "resolves to 127.0.0.1" was an oracle).
+ */
 export class NonPublicDestinationError extends Error {
-  constructor(host: string, address: string) {
-    super(`callback host ${host} resolves to ${address}, which is not a public address`);
+  constructor(host: string, readonly address: string) {
+    super(`callback host ${host} has no public address`);
   }
 }
 

@@ -22,7 +22,7 @@ import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
 import { payableWithdrawals, recordOperatorPayment, settledWithoutProof } from '../payouts/payout-store.js';
 import type { Withdrawal } from '../../../generated/schema.js';
 import { RefusedError, UsageError } from './errors.js';
-import { durationFlag, NETWORK_VALUE, networkFlag, required, type Flags } from './flags.js';
+import { durationFlag, NETWORK_VALUE, networkFlag, required, textFlag, type Flags } from './flags.js';
 
 export interface FlagSpec {
   /** The value's placeholder (`NAME`); absent for a switch such as --json. */
@@ -50,6 +50,12 @@ export interface Command {
   summary: string;
   flags: Record<string, FlagSpec>;
   example: string;
+  /**
+   * Whether a running platform on the embedded database runs it for an operator (its operator socket,
+   * process/operator-socket.ts): every command that changes or reads the platform's data does; `serve`
+   * never (sent there, it started a second platform inside the running one).
+   */
+  runByRunningPlatform: boolean;
   run(flags: Flags, config: Config, io: Io): Promise<void>;
 }
 
@@ -68,11 +74,7 @@ function workerCount(flags: Flags): number {
 }
 
 /** --display-name: what payers read on the page, so 1 to 100 characters without control characters. */
-function displayNameFlag(flags: Flags): string {
-  const text = required(flags, 'display-name');
-  if (text.length > 100 || text.trim() === '' || /[\u0000-\u001F\u007F]/.test(text)) throw new UsageError('--display-name must be 1 to 100 characters without control characters');
-  return text;
-}
+const displayNameFlag = (flags: Flags) => textFlag(flags, 'display-name', 100);
 
 function print(io: Io, flags: Flags, value: unknown, text: string) {
   io.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
@@ -215,6 +217,7 @@ export const COMMANDS: Command[] = [
     summary: 'runs the platform: the HTTP API, the docs, and the deposit scanners, callback dispatcher and expiry job',
     flags: { workers: { value: 'N', description: 'processes serving the port, 1 to 64 (default 1); more than 1 needs DATABASE_URL' } },
     example: 'partner-api serve --mode sandbox --port 8080',
+    runByRunningPlatform: false,
     async run(flags, config, io) {
       const workers = workerCount(flags);
       const { serve } = await import('../process/serve.js');
@@ -230,9 +233,9 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api merchants create --name "Acme Shop" --display-name "Acme" --json',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
-      const name = required(flags, 'name');
-      if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+      const name = textFlag(flags, 'name', 200);
       const displayName = flags['display-name'] === undefined ? undefined : displayNameFlag(flags);
       const created = await withPlatform(io, config, (p) => p.merchants.create(name, displayName, { uniqueName: true })).catch((error: unknown) => {
         if (!(error instanceof DuplicateMerchantNameError)) throw error;
@@ -251,6 +254,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api merchants set-display-name --api-key pk_test_… --display-name "Acme"',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const apiKey = required(flags, 'api-key');
       if ((flags['display-name'] === undefined) === !flags.clear) throw new UsageError('give either --display-name or --clear');
@@ -269,6 +273,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api merchants rotate-secrets --api-key pk_test_… --grace 24h --json',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const apiKey = required(flags, 'api-key');
       const grace = durationFlag(flags, 'grace', DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS);
@@ -283,6 +288,7 @@ export const COMMANDS: Command[] = [
     summary: "ends a rotation's grace period now (an old secret leaked): only the current secrets work from here on",
     flags: { 'api-key': { value: 'KEY', description: "the merchant's API key", required: true }, json: JSON_FLAG },
     example: 'partner-api merchants end-grace --api-key pk_test_…',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const apiKey = required(flags, 'api-key');
       const result = await withPlatform(io, config, (p) => p.merchants.endGrace(apiKey));
@@ -311,12 +317,12 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api withdrawals create --api-key pk_test_… --external-id wd-1 --amount 12.5 --blockchain Tron --destination-address T…',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const amountUnits = amountFlag(flags, 'amount');
       const blockchain = networkFlag(flags, 'blockchain');
       const toAddress = required(flags, 'destination-address');
-      const externalId = required(flags, 'external-id');
-      if (externalId.length > 128 || /[\u0000-\u001F\u007F]/.test(externalId)) throw new UsageError('--external-id must be 1 to 128 characters without control characters');
+      const externalId = textFlag(flags, 'external-id', 128);
       const apiKey = required(flags, 'api-key');
       const withdrawal = await withPlatform(io, config, async (p) => {
         const merchant = await merchantOf(p, apiKey);
@@ -340,6 +346,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api withdrawals set-status --uuid 6f1c… --status FAILED --reason "Destination not verified."',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const uuid = uuidFlag(flags);
       const status = required(flags, 'status');
@@ -366,6 +373,7 @@ export const COMMANDS: Command[] = [
       json: { description: 'print JSON instead of CSV' },
     },
     example: 'partner-api withdrawals pending --network Tron > to-pay.csv',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const network = flags.network === undefined ? undefined : networkFlag(flags, 'network');
       const rows = await withPlatform(io, config, (p) => payableWithdrawals(p.db, network));
@@ -394,6 +402,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api withdrawals record-tx --uuid 6f1c… --tx-id 0x5c50…',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const uuid = uuidFlag(flags);
       const txId = required(flags, 'tx-id').toLowerCase();
@@ -418,6 +427,7 @@ export const COMMANDS: Command[] = [
     summary: 'approves a withdrawal that awaits approval (above the merchant\'s --approve-above): it is queued to be paid',
     flags: { uuid: { value: 'UUID', description: "the withdrawal's uuid", required: true }, json: JSON_FLAG },
     example: 'partner-api withdrawals approve --uuid 6f1c…',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const uuid = uuidFlag(flags);
       const withdrawal = await movedWithdrawal(io, config, uuid, { to: 'approved' });
@@ -433,6 +443,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api withdrawals reject --uuid 6f1c… --reason "Destination not verified."',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const uuid = uuidFlag(flags);
       const withdrawal = await movedWithdrawal(io, config, uuid, { to: 'FAILED', reason: reasonFlag(flags, 'Rejected by the operator.') });
@@ -453,6 +464,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api merchants set-withdrawals --api-key pk_live_… --enabled --max-amount 5000 --daily-limit 20000 --approve-above 1000',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const apiKey = required(flags, 'api-key');
       const change = policyChange(flags);
@@ -479,6 +491,7 @@ export const COMMANDS: Command[] = [
     summary: "recomputes every merchant's balance from the ledger's entries and checks every deposit and withdrawal against them (exit 1 on a difference)",
     flags: { json: JSON_FLAG },
     example: 'partner-api ledger check --json',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const result = await withPlatform(io, config, async (p) => ({ ...(await checkLedger(p.db)), withoutProof: await settledWithoutProof(p.db) }));
       const text = [
@@ -502,6 +515,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api callbacks list --state failed --limit 20',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const state = flags.state as string | undefined;
       if (state !== undefined && !CALLBACK_STATES.includes(state as CallbackState)) throw new UsageError(`--state must be one of ${CALLBACK_STATES.join(', ')}`);
@@ -521,6 +535,7 @@ export const COMMANDS: Command[] = [
     summary: 'sends a callback event again, under the same webhook-id',
     flags: { 'webhook-id': { value: 'ID', description: "the event's webhook-id (see callbacks list)", required: true }, json: JSON_FLAG },
     example: 'partner-api callbacks redeliver --webhook-id msg_…',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const webhookId = required(flags, 'webhook-id');
       const event = await withPlatform(io, config, (p) => redeliverCallback(p.db, webhookId)).catch((error: unknown) => {
@@ -539,6 +554,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api deposits rescan --order 0b9a… --from-block 71000000',
+    runByRunningPlatform: true,
     run: printedResult(depositsRescanCommand),
   },
   {
@@ -551,6 +567,7 @@ export const COMMANDS: Command[] = [
       json: { description: 'print JSON (the addresses and each network\'s indexes) instead of CSV' },
     },
     example: 'partner-api addresses export --network Tron --from 2026-11-01 > tron-addresses.csv',
+    runByRunningPlatform: true,
     async run(flags, config, io) {
       const filters = exportFilters(flags);
       const exported = await withPlatform(io, config, (p) => addressesExport(p, filters));
@@ -570,6 +587,7 @@ export const COMMANDS: Command[] = [
       json: JSON_FLAG,
     },
     example: 'partner-api chain resume --network Ethereum --from-block 21000000',
+    runByRunningPlatform: true,
     run: printedResult(chainResumeCommand),
   },
 ];

@@ -78,13 +78,43 @@ export function lockDataDirectory(dataDir: string): () => void {
   return () => closeSync(fd); // closing the file releases the lock
 }
 
-/** Creates the directory if needed and makes it the owner's alone (0700): the data inside is money. */
+/**
+ * Creates the directory if needed and makes it the owner's alone (0700): the data inside is money. One
+ * made by another user, or that others may write, is refused as PostgreSQL refuses such a data
+ * directory: whoever could write in it could have put a socket, a lock or a master key there first
+ * (issue 50: another user's directory handed an operator's `rotate-secrets` to that user's socket).
+ */
 export function ownerOnlyDirectory(dir: string): void {
   try {
     makeDirectories(dir);
+  } catch (error) {
+    throw dataDirectoryError(dir, error);
+  }
+  refuseForeignDirectory(dir);
+  try {
     chmodSync(dir, 0o700);
   } catch (error) {
     throw dataDirectoryError(dir, error);
+  }
+}
+
+/** A data directory that another user owns, or that its group or others may write, is not used at all. */
+function refuseForeignDirectory(dir: string): void {
+  const me = process.geteuid?.();
+  if (me === undefined) return; // Windows: no owners or modes to check
+  const { uid, mode } = statSync(dir);
+  if (uid !== me) {
+    throw new DataDirectoryError(
+      `DATA_DIR ${dir} is owned by uid ${uid}, not by this user (uid ${me}): refused, since its owner controls what is in it; ` +
+        'run as its owner, or choose a directory of your own',
+    );
+  }
+  if ((mode & 0o022) !== 0) {
+    const octal = (mode & 0o777).toString(8).padStart(4, '0');
+    throw new DataDirectoryError(
+      `DATA_DIR ${dir} is writable by ${mode & 0o002 ? 'every user' : 'its group'} (mode ${octal}): refused, since another user may have put files in it; ` +
+        `check what it holds, then chmod 700 ${dir}`,
+    );
   }
 }
 

@@ -55,7 +55,18 @@ export interface Database extends Sql {
   transaction<T>(work: (tx: Sql) => Promise<T>): Promise<T>;
   /** Runs several statements at once (migrations). */
   exec(text: string): Promise<void>;
+  /**
+   * Runs `work` on one connection of its own, outside any transaction: each statement commits by itself
+   * (an online migration, db/migrate.ts, whose CREATE INDEX CONCURRENTLY no transaction may hold).
+   */
+  session<T>(work: (session: Session) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** One connection's statements, each its own transaction: `query` with parameters, `exec` a text as it is. */
+export interface Session {
+  query<Row = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<Row[]>;
+  exec(text: string): Promise<void>;
 }
 
 const INT8 = 20;
@@ -109,6 +120,8 @@ export async function openPglite(dataDir: string | undefined, { createApart = fa
     queryBytes: <Row>(text: string, params: readonly unknown[], bytes: readonly string[], options?: QueryOptions) => prepared<Row>(text, params, new Set(bytes), options),
     transaction: (work) => db.transaction((tx) => work(unheld((text, params) => query(tx, text, params)))),
     exec: async (text) => void (await db.exec(text)),
+    // PGlite has one connection: the session is the database's.
+    session: (work) => work({ query: async (text, params) => (await db.query(text, params as unknown[] | undefined)).rows as never[], exec: async (text) => void (await db.exec(text)) }),
     close: () => db.close(),
   };
 }
@@ -378,6 +391,18 @@ export async function openPostgres(connectionString: string, maxConnections = 10
       }
     },
     exec: async (text) => void (await pool.query(text)),
+    async session(work) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        return await work({ query: async (text, params) => (await client.query(text, params as unknown[] | undefined)).rows, exec: async (text) => void (await client.query(text)) });
+      } catch (error) {
+        broken = error as Error; // a connection left in a failed state (or holding a lock) is not given back to the pool
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
     close: () => pool.end(),
   };
 }

@@ -12,6 +12,7 @@ import { pageContext } from '../payment-page/render.js';
 import type { Clock } from '../shared/time.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { createAuthenticator } from './authentication.js';
+import { closeAfterUnreadBodies, effectiveTotal, limitConnections, openFileLimit } from './connection-limits.js';
 import type { Metrics } from './metrics.js';
 import { operationsRoutes } from './operations-routes.js';
 import { partnerRoutes } from './partner-routes.js';
@@ -28,7 +29,7 @@ export const BODY_LIMIT = 16 * 1024;
 export interface AppDeps {
   config: Pick<
     Config,
-    'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'trustedProxies' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds' | 'networks' | 'publicUrl' | 'paymentPageRateLimit' | 'explorerTxUrls' | 'eventRetentionDays' | 'redeliveryRateLimit'
+    'mode' | 'timestampToleranceSeconds' | 'rateLimit' | 'trustedProxies' | 'logLevel' | 'callbacks' | 'watchWindowSeconds' | 'requestTimeoutSeconds' | 'networks' | 'publicUrl' | 'paymentPageRateLimit' | 'explorerTxUrls' | 'eventRetentionDays' | 'redeliveryRateLimit' | 'connections'
   >;
   db: Database;
   merchants: Merchants;
@@ -107,6 +108,11 @@ export function buildApp(deps: AppDeps): App {
             },
           },
   });
+  // Connections per address and in total, and no body read on past what is used (./connection-limits.ts).
+  const total = effectiveTotal(deps.config.connections.total);
+  if (total < deps.config.connections.total) fastify.log.warn({ maxConnections: total }, `MAX_CONNECTIONS ${deps.config.connections.total} lowered to ${total}: the process may open ${openFileLimit()} files (ulimit -n)`);
+  limitConnections(fastify.server, { ...deps.config.connections, total }, deps.config.trustedProxies, deps.metrics.connectionsRefused);
+  closeAfterUnreadBodies(fastify);
   const ajv = createContractAjv();
   const queryAjv = createContractAjv({ forQuery: true });
   fastify.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'querystring' ? queryAjv : ajv).compile(schema));

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createRequestSigner, type RequestSigner } from '../../signing/index.js';
 import type { Merchant, Merchants } from '../merchants/merchants.js';
 import type { Clock } from '../shared/time.js';
+import { firstDuplicateKey } from '../shared/json-keys.js';
 import { ProblemError } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -189,11 +190,19 @@ function parseJsonBody(request: FastifyRequest, raw: Buffer | undefined): unknow
   if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type)) {
     throw new ProblemError(415, 'unsupported_media_type', 'Send the body as application/json.');
   }
+  let text: string;
+  let body: unknown;
   try {
-    return JSON.parse(utf8.decode(raw ?? new Uint8Array()));
+    text = utf8.decode(raw ?? new Uint8Array());
+    body = JSON.parse(text);
   } catch {
     throw new ProblemError(400, 'malformed_json', 'The request body is not valid UTF-8 JSON.');
   }
+  const twice = firstDuplicateKey(text);
+  if (twice !== undefined) {
+    throw new ProblemError(400, 'malformed_json', `The request body has the key ${JSON.stringify(twice.slice(0, 64))} twice in one object: a signed body must mean one thing.`);
+  }
+  return body;
 }
 
 /**

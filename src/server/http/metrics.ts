@@ -12,6 +12,8 @@ export interface Metrics {
   chain: { lag: Gauge<'network'>; halted: Gauge<'network'> };
   payouts: PayoutGauges;
   jobLease: Gauge<'job'>;
+  /** Connections closed as soon as accepted: over MAX_CONNECTIONS (`total`) or MAX_CONNECTIONS_PER_ADDRESS (`per_address`). */
+  connectionsRefused: Counter<'limit'>;
 }
 
 export function createMetrics(): Metrics {
@@ -48,6 +50,12 @@ export function createMetrics(): Metrics {
       confirmed: new Counter({ name: 'partner_payouts_confirmed_total', help: 'Payouts the chain confirmed (DONE) since the start', labelNames: ['network'], registers: [registry] }),
       failed: new Counter({ name: 'partner_payouts_failed_total', help: 'Payouts that failed (reverted, refused by the token, not covered in time) since the start', labelNames: ['network'], registers: [registry] }),
     },
+    connectionsRefused: new Counter({
+      name: 'partner_http_connections_refused_total',
+      help: 'Connections closed as soon as accepted, by the limit they passed: total (MAX_CONNECTIONS) or per_address (MAX_CONNECTIONS_PER_ADDRESS)',
+      labelNames: ['limit'],
+      registers: [registry],
+    }),
     jobLease: new Gauge({ name: 'partner_job_leader', help: '1 while this instance runs the job (a network scan, order expiry), 0 while another instance does', labelNames: ['job'], registers: [registry] }),
   };
 }

@@ -122,9 +122,12 @@ export function toProblemError(error: FastifyError & { validation?: AjvError[]; 
       return new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: fieldErrors(error.validation) });
     }
     if (error.validationContext === 'querystring') return queryProblem(error.validation);
-    const name = error.validation[0]?.instancePath.slice(1) || error.validationContext || 'parameter';
-    return new ProblemError(422, 'validation_failed', `The path parameter ${name} is malformed: it must be a UUID.`, {
-      errors: [{ pointer: '', parameter: name, detail: 'must be a UUID' }],
+    const first = error.validation[0];
+    const name = first?.instancePath.slice(1) || error.validationContext || 'parameter';
+    // A uuid (an order's, a withdrawal's) is said so; another parameter (an event's id) by its schema's rule.
+    const detail = first?.keyword === 'format' && first.params.format === 'uuid' ? 'must be a UUID' : (first?.message ?? 'is not of the form the contract gives');
+    return new ProblemError(422, 'validation_failed', `The path parameter ${name} is malformed: it ${detail}.`, {
+      errors: [{ pointer: '', parameter: name, detail }],
     });
   }
   switch (error.code) {

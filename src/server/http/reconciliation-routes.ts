@@ -44,18 +44,26 @@ function filtersOf<Q extends WithPage>(query: Q): Omit<Q, 'limit' | 'cursor'> {
 
 const TIME_PARAMETERS = ['createdFrom', 'createdBefore', 'updatedSince'] as const;
 
-/** The contract's pattern lets 2026-02-31 through: a moment must also be a real one. */
+/**
+ * The contract's pattern lets 2026-02-31 and year 0000 through: a moment must also be a real one, of
+ * the years 1 to 9999. There is no year 0 (1 BC is followed by AD 1): JavaScript's calendar counts one,
+ * PostgreSQL's refuses it, and a filter it refused was a 500 (issue 50).
+ */
 function checkMoments(query: Partial<Record<(typeof TIME_PARAMETERS)[number], string>>): void {
   const errors = TIME_PARAMETERS.flatMap((parameter) => {
     const value = query[parameter];
-    const real = value === undefined || (!Number.isNaN(parsePlatformDateTime(value).getTime()) && platformDateTime(parsePlatformDateTime(value)) === value);
-    return real ? [] : [{ pointer: '', parameter, detail: 'is not a moment of the calendar' }];
+    return value === undefined || isRealMoment(value) ? [] : [{ pointer: '', parameter, detail: 'is not a moment of the calendar (years 0001 to 9999)' }];
   });
   if (errors.length > 0) throw invalidParameters(errors);
 }
 
 /** An event the feed shows that has no deliveries: nothing was ever to be sent. */
 const NO_CALLBACK = 'This event has no callback: its withdrawal was created without a callbackUrl, so it is in the events feed only.';
+
+function isRealMoment(value: string): boolean {
+  const moment = parsePlatformDateTime(value);
+  return !Number.isNaN(moment.getTime()) && moment.getUTCFullYear() >= 1 && platformDateTime(moment) === value;
+}
 
 const CURSOR_REFUSED = 'was not issued to this API key for these filters, or it was changed';
 

@@ -72,8 +72,8 @@ export function newMerchantIdentity(mode: Mode): { id: string; apiKey: string } 
  */
 export function sandboxMasterKey(dataDir: string): Buffer {
   const file = join(dataDir, 'master.key');
+  ownerOnlyDirectory(dataDir); // a key in a directory another user could write may be that user's
   if (!existsSync(file)) {
-    ownerOnlyDirectory(dataDir);
     writeFileSync(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
   }
   chmodSync(file, 0o600);

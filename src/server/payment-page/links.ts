@@ -132,9 +132,32 @@ export class PaymentLinks {
   }
 }
 
-/** A request URL for logs: a page link's token is a capability, so it is left out. */
+/**
+ * A request URL for logs: a page link's token is a capability, so it is left out. Whatever the path's
+ * spelling: percent-escapes (`/%70ay/…` opens the page), doubled slashes and any case (`//pay/…`,
+ * `/pay//…`, `/PAY/…` answer 404, and were logged with the token, issue 50) are read as the router
+ * might, and a path that then names a page has its third segment, the token, replaced.
+ */
 export function withoutToken(url: string): string {
-  return url.startsWith(`${PAGE_PREFIX}/`) ? url.replace(/^(\/pay\/[^/?]*\/)[^/?]+/, '$1…') : url;
+  const queryAt = url.indexOf('?');
+  const path = queryAt === -1 ? url : url.slice(0, queryAt);
+  const segments = decodedPath(path).replace(/\/{2,}/g, '/').split('/');
+  if (segments[1]?.toLowerCase() !== PAGE_PREFIX.slice(1) || segments.length < 4) return url;
+  segments[3] = '…';
+  return segments.join('/') + (queryAt === -1 ? '' : url.slice(queryAt));
+}
+
+/** A path with its percent-escapes decoded, twice over at most (`%2570` is `%70` is `p`); as it is where one is malformed. */
+function decodedPath(path: string): string {
+  let decoded = path;
+  for (let round = 0; round < 2 && decoded.includes('%'); round++) {
+    try {
+      decoded = decodeURIComponent(decoded);
+    } catch {
+      break;
+    }
+  }
+  return decoded;
 }
 
 /** The address the server listens on, as a base URL (the sandbox's default public URL). */

@@ -3,8 +3,10 @@
 // runs: the server listens on a Unix socket inside its data directory, and a command that finds the
 // directory held sends its arguments there and prints what the server's run of it printed, with its
 // exit code. Only the data directory's owner reaches it: the directory is 0700 and the socket 0600, and
-// nothing of it listens on the network.
-import { rmSync } from 'node:fs';
+// nothing of it listens on the network; the directory is refused when another user owns it or may write
+// in it (db/data-directory.ts), and a command sends nothing to a socket that is not this user's. The
+// platform runs only the commands that make sense beside it (cli/commands.ts, never `serve`).
+import { lstatSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -19,6 +21,13 @@ export interface CommandOutput {
 
 /** A request at most: the arguments of one command. */
 const MAX_REQUEST_BYTES = 64 * 1024;
+/** A command sends its line at once: a connection silent this long is closed. */
+export const OPERATOR_IDLE_TIMEOUT_MS = 5000;
+/** Connections at once: an operator runs a command or two; more only hold descriptors of the HTTP server's. */
+export const OPERATOR_MAX_CONNECTIONS = 8;
+
+/** The exit code of a request that is no command line (sysexits.h EX_USAGE, as a usage error's). */
+const USAGE = 64;
 
 /** Serves one command per connection: a JSON line `{"argv": [...]}` in, a JSON line CommandOutput out. */
 export async function serveOperatorCommands(dataDir: string, run: (argv: string[]) => Promise<CommandOutput>): Promise<{ close(): Promise<void> }> {
@@ -26,21 +35,29 @@ export async function serveOperatorCommands(dataDir: string, run: (argv: string[
   // A socket file left by a server killed with -9: this process holds the directory's lock, so it is stale.
   rmSync(path, { force: true });
   const server = createServer((socket) => {
-    let request = '';
-    socket.setEncoding('utf8');
+    const chunks: Buffer[] = [];
+    let length = 0;
+    let answered = false;
+    socket.setTimeout(OPERATOR_IDLE_TIMEOUT_MS, () => socket.destroy());
     socket.on('error', () => {});
-    socket.on('data', (chunk: string) => {
-      request += chunk;
-      if (request.length > MAX_REQUEST_BYTES) socket.destroy();
-      if (!request.includes('\n')) return;
+    socket.on('data', (chunk: Buffer) => {
+      if (answered) return;
+      const end = chunk.indexOf(0x0a);
+      chunks.push(end === -1 ? chunk : chunk.subarray(0, end));
+      length += chunk.length;
+      if (length > MAX_REQUEST_BYTES) return void socket.destroy();
+      if (end === -1) return;
+      answered = true;
       socket.pause();
-      void answer(request.slice(0, request.indexOf('\n'))).then((output) => socket.end(JSON.stringify(output) + '\n'));
+      socket.setTimeout(0); // the command may take its time (an export of many addresses)
+      void answer(Buffer.concat(chunks)).then((output) => socket.end(JSON.stringify(output) + '\n'));
     });
   });
-  const answer = async (line: string): Promise<CommandOutput> => {
+  server.maxConnections = OPERATOR_MAX_CONNECTIONS;
+  const answer = async (line: Buffer): Promise<CommandOutput> => {
+    const argv = commandLine(line);
+    if (argv === undefined) return { code: USAGE, stdout: '', stderr: 'partner-api: the running platform takes a command line as {"argv": [strings]} in UTF-8, one line\n' };
     try {
-      const { argv } = JSON.parse(line) as { argv: unknown };
-      if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string')) throw new Error('argv must be strings');
       return await run(argv);
     } catch (error) {
       return { code: 70, stdout: '', stderr: `partner-api: the running platform could not run the command: ${(error as Error).message}\n` };
@@ -68,12 +85,30 @@ export async function serveOperatorCommands(dataDir: string, run: (argv: string[
 }
 
 /**
+ * The arguments of a request line, or undefined when it is not `{"argv": [strings]}` in valid UTF-8 (a
+ * byte that is not UTF-8 was made U+FFFD and stored so in a merchant's name: now it is refused).
+ */
+function commandLine(line: Buffer): string[] | undefined {
+  try {
+    const { argv } = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(line)) as { argv?: unknown };
+    return Array.isArray(argv) && argv.every((a) => typeof a === 'string') ? argv : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * The command's arguments, run by the platform that holds `dataDir`; undefined when none answers there
- * (no socket: the directory is held by something else, or by a platform from before this socket).
+ * (no socket: the directory is held by something else, or by a platform from before this socket), or
+ * when the socket is not this user's own.
  */
 export function runInRunningPlatform(dataDir: string, argv: string[]): Promise<CommandOutput | undefined> {
+  const path = join(dataDir, OPERATOR_SOCKET);
+  const found = lstatSync(path, { throwIfNoEntry: false });
+  const me = process.geteuid?.();
+  if (!found?.isSocket() || (me !== undefined && found.uid !== me)) return Promise.resolve(undefined);
   return new Promise((resolve) => {
-    const socket = connect(join(dataDir, OPERATOR_SOCKET));
+    const socket = connect(path);
     let reply = '';
     socket.setEncoding('utf8');
     socket.on('connect', () => socket.write(JSON.stringify({ argv }) + '\n'));

@@ -72,8 +72,8 @@ describe('the delivery lookup', () => {
 
   it('refuses a name that resolves to a non-public address, in both callback forms', async () => {
     // An address literal: the system answers it without a query.
-    expect((await resolve('127.0.0.1')).error?.message).toMatch(/not a public address/);
-    expect((await resolve('::1', true)).error?.message).toMatch(/not a public address/);
+    expect((await resolve('127.0.0.1')).error?.message).toMatch(/has no public address/);
+    expect((await resolve('::1', true)).error?.message).toMatch(/has no public address/);
   });
 
   it('fails a special-use name without asking any resolver: the answer comes before the call returns', () => {

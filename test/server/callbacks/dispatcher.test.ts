@@ -1,11 +1,14 @@
 // Deposits, the order lifecycle and signed callbacks, through the sandbox helper's crediting path and
 // the real dispatcher to a receiver on loopback.
 import { readFileSync } from 'node:fs';
+import { lookup } from 'node:dns/promises';
+import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { verifyCallback, type DepositOrder, type DepositOrderCallback } from '../../../src/client/index.js';
 import { CallbackDispatcher } from '../../../src/server/callbacks/dispatcher.js';
+import { isNonPublicAddress } from '../../../src/server/callbacks/destinations.js';
 import { nextAttemptDelayMs } from '../../../src/server/callbacks/outbox.js';
 import { CallbackInFlightError, redeliverCallback } from '../../../src/server/callbacks/redelivery.js';
 import { enqueueCallback } from '../../../src/server/callbacks/outbox.js';
@@ -342,6 +345,7 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
       },
       queryBytes: (text, params, bytes, options) => t.db.queryBytes(text, params, bytes, options),
       exec: (text) => t.db.exec(text),
+      session: (work) => t.db.session(work),
       close: () => t.db.close(),
       transaction: (work) => t.db.transaction(work),
     };
@@ -393,9 +397,38 @@ describe.each(DATABASES)('deposits and callbacks on %s', (kind) => {
     // The machine's own name: refused once resolved (a loopback or private address), or before, when it is
     // one label (`vm`), which live mode never takes for a public host; never delivered either way.
     const singleLabel = !hostname().includes('.');
-    expect(row!.error).toMatch(singleLabel ? /must not name a private, loopback, link-local or reserved address/ : /resolves to \S+, which is not a public address/);
-    expect(row!.error_kind).toBe('destination_refused');
+    expect(row!.error).toMatch(singleLabel ? /must not name a private, loopback, link-local or reserved address/ : /^callback host \S+ has no public address$/);
+    expect(row!.error_kind).toBe(singleLabel ? 'destination_refused' : 'dns');
     expect(receiver.deliveries.length).toBe(before);
+  });
+
+  it('records no address a name resolved to (issue 50, item 6): a name with no public address reads as one that does not resolve', async () => {
+    // The machine's own name resolves to loopback here (/etc/hosts), never leaving the machine.
+    const own = hostname();
+    const addresses = await lookup(own, { all: true });
+    expect(addresses.every((a) => isNonPublicAddress(a.address)), `${own} must resolve to this machine`).toBe(true);
+    const sandbox = (allowPrivate: boolean) => new CallbackDispatcher({ db: t.db, secrets: t.platform.secrets, config: { ...t.platform.config.callbacks, allowPrivate }, mode: 'sandbox', now: () => clock });
+    const closedPort = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const attempt = async (name: string, url: string, allowPrivate: boolean) => {
+      const order = await c.createOrder(name);
+      await t.db.query("UPDATE callback_outbox SET state = 'delivered' WHERE state = 'pending'");
+      await t.db.transaction((tx) => enqueueCallback(tx, { merchantId: t.merchant.merchantId, orderUuid: order.uuid, url, occurredAt: new Date(clock), payload: { event: 'order.expired', ...order, receivedAmount: 0 } }));
+      await sandbox(allowPrivate).runOnce();
+      const [row] = await t.db.query<{ error: string; error_kind: string }>('SELECT a.error, a.error_kind FROM callback_attempts a JOIN callback_outbox o ON o.id = a.outbox_id WHERE o.order_uuid = $1', [order.uuid]);
+      return row!;
+    };
+    const internal = await attempt('resolves-inside', `http://${own}:${closedPort}/cb`, false);
+    // The same words as a name that does not resolve at all (delivery-errors.test.ts: no test asks a resolver about one).
+    expect(internal).toEqual({ error: `callback host ${own} has no public address`, error_kind: 'dns' });
+    // With private destinations allowed, a refused connection names the URL's host and port, not the address connected to.
+    const refused = await attempt('refused-by-name', `http://${own}:${closedPort}/cb`, true);
+    expect(refused).toEqual({ error: `connect ECONNREFUSED ${own}:${closedPort}`, error_kind: 'connection_refused' });
+    for (const row of [internal, refused]) for (const { address } of addresses) expect(row.error).not.toContain(address);
   });
   it("shows each delivered callback in the events feed under its webhook-id, its body the same bytes, and redelivers it under that id", async () => {
     const order = await c.createOrder('feed-bytes');

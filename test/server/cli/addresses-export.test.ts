@@ -99,6 +99,9 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
     expect((await exported({ from: '2000-01-01 00:00:00', to: '2999-01-01 00:00:00' })).addresses).toHaveLength(5);
     expect((await exported({ from: '2999-01-01 00:00:00' })).addresses).toEqual([]);
     expect(() => exportFilters({ from: 'yesterday' })).toThrow(/--from must be a date/);
+    // Days the calendar lacks: JavaScript rolled them over or counted a year 0, which the database refused (exit 70).
+    for (const day of ['2026-02-31', '2026-02-29T12:00:00Z', '0000-01-01', '0000-06-01T00:00:00Z']) expect(() => exportFilters({ from: day }), day).toThrow(/--from must be a date/);
+    expect(exportFilters({ from: '2028-02-29', to: '9999-12-31' }).from).toEqual(new Date('2028-02-29T00:00:00Z'));
     expect(() => exportFilters({ network: 'Bitcoin' })).toThrow(/--network must be Tron or Ethereum/);
   });
 

@@ -107,7 +107,7 @@ describe('operator commands', () => {
     for (const [args, message] of [
       [['--api-key', credentials.apiKey], 'give either --display-name or --clear'],
       [['--api-key', credentials.apiKey, '--display-name', 'x', '--clear'], 'give either --display-name or --clear'],
-      [['--api-key', credentials.apiKey, '--display-name', 'x'.repeat(101)], '--display-name must be 1 to 100 characters without control characters'],
+      [['--api-key', credentials.apiKey, '--display-name', 'x'.repeat(101)], '--display-name must be 1 to 100 characters of UTF-8 text without control characters'],
     ] as const) {
       const refused = await cli(['merchants', 'set-display-name', ...args], env);
       expect(refused.code, args.join(' ')).toBe(64);

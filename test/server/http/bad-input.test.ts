@@ -49,6 +49,9 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
       [415, 'unsupported_media_type', { body: JSON.stringify(valid), headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }],
       [415, 'unsupported_media_type', { body: JSON.stringify(valid) }],
       [413, 'payload_too_large', { body: JSON.stringify({ ...valid, customerId: 'x'.repeat(17_000) }), headers: JSON_TYPE }],
+      // Issue 50: a key twice took the last one; another reader of the signed body could take the first.
+      [400, 'malformed_json', { body: `{"externalId":"dup-1",${JSON.stringify(valid).slice(1)}`, headers: JSON_TYPE }],
+      [400, 'malformed_json', { body: `{"externalId":"dup-2","ext\\u0065rnalId":"dup-3",${JSON.stringify({ ...valid, externalId: undefined }).slice(1)}`, headers: JSON_TYPE }],
     ];
     for (const [status, code, options] of cases) {
       const response = await sandbox.signed('POST', ORDERS, options);
@@ -94,6 +97,17 @@ describe.each(DATABASES)('bad input on %s', (kind) => {
     ['a name that resolves only inside a network (mDNS)', 'https://printer.local/cb'],
     ['a single-label name', 'https://intranet/cb'],
     ['a cloud-internal name', 'https://metadata.google.internal/computeMetadata/v1/'],
+    // Issue 50, item 9: names never delegated in the public DNS, or only ever answered inside a network.
+    ['a home-network name', 'https://x.home/cb'],
+    ['a .mail name', 'https://x.mail/cb'],
+    ['a .corp name with the trailing dot', 'https://erp.corp./cb'],
+    ['a .localdomain name', 'https://host.localdomain/cb'],
+    ['a reverse-DNS name', 'https://1.0.0.10.in-addr.arpa/cb'],
+    ['an IPv6 reverse-DNS name', 'https://1.0.0.0.ip6.arpa/cb'],
+    ['a Kubernetes service name', 'https://api.default.svc/cb'],
+    ['a Consul name', 'https://web.service.consul/cb'],
+    ['a home-network name with the trailing dot', 'https://x.home./cb'],
+    ['a Kubernetes service name with the trailing dot', 'https://api.default.svc./cb'],
   ])('refuses a callback URL with %s in live mode', async (_, callbackUrl) => {
     const before = await rowCounts(live);
     const response = await live.signed('POST', ORDERS, { body: JSON.stringify({ ...valid, callbackUrl }), headers: JSON_TYPE });

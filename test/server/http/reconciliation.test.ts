@@ -1,6 +1,7 @@
 // Reconciliation on every database: lists of orders and withdrawals a page at a time, the events feed,
 // an event's deliveries and its redelivery; each merchant sees only its own, and bad input is a 4xx
 // problem that names the parameter. Every response is checked against the contract by the harness.
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DepositOrder, EventPage, Problem } from '../../../src/client/index.js';
 import type { MerchantCredentials } from '../../../src/server/merchants/secrets.js';
@@ -131,6 +132,10 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
       ['createdFrom=yesterday', 'createdFrom'],
       ['createdFrom=2026-02-31%2000:00:00', 'createdFrom'],
       ['updatedSince=2026-13-01%2000:00:00', 'updatedSince'],
+      // Year 0 fits the contract's pattern and JavaScript's calendar, not PostgreSQL's (issue 50: a 500).
+      ['createdFrom=0000-01-01%2000:00:00', 'createdFrom'],
+      ['createdBefore=0000-12-31%2023:59:59', 'createdBefore'],
+      ['updatedSince=0000-06-01%2012:00:00', 'updatedSince'],
       ['stauts=DONE', 'stauts'],
       ['cursor=abc', 'cursor'],
     ])('%s', (query, parameter) => expectParameterProblem(query, parameter));
@@ -139,11 +144,11 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
       for (let i = 0; i < 3; i++) await create(`cursor-${i}`);
       const { body } = await get<{ nextCursor: string }>('/partner/v1/platforms/orders?limit=1');
       const cursor = body.nextCursor;
-      const [payload, mac] = cursor.split('.') as [string, string];
-      const flipped = payload.slice(0, -2) + (payload.at(-2) === 'A' ? 'B' : 'A') + payload.at(-1);
-      await expectParameterProblem(`limit=1&cursor=${flipped}.${mac}`, 'cursor');
-      await expectParameterProblem(`limit=1&cursor=${cursor.slice(0, -3)}`, 'cursor');
-      await expectParameterProblem(`limit=1&cursor=${payload}`, 'cursor');
+      const [head, sealed] = cursor.split('.') as [string, string];
+      const flip = (text: string, at: number) => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
+      for (const changed of [`${flip(head, 3)}.${sealed}`, `${head}.${flip(sealed, 10)}`, `${head}.${flip(sealed, sealed.length - 2)}`, cursor.slice(0, -3), head, `${head}.${sealed}.${sealed}`, `${head}.${sealed}AA`]) {
+        await expectParameterProblem(`limit=1&cursor=${changed}`, 'cursor');
+      }
       await expectParameterProblem(`limit=1&status=NEW&cursor=${cursor}`, 'cursor');
       const other = await t.createMerchant('cursor thief');
       const stolen = await get<Problem>(`/partner/v1/platforms/orders?limit=1&cursor=${cursor}`, other);
@@ -213,6 +218,13 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
       expect(done.body.data[0]).toEqual(read.data);
       expect((await get('/partner/v1/platforms/withdrawals?externalId=wd-1', merchant)).body).toMatchObject({ data: [{ uuid: made[1] }], hasMore: false });
       expect((await get<Problem>('/partner/v1/platforms/withdrawals?status=NEW', merchant)).status).toBe(422);
+      for (const query of ['createdFrom=0000-01-01%2000:00:00', 'createdBefore=0000-01-01%2000:00:00']) {
+        const refused = await get<Problem>(`/partner/v1/platforms/withdrawals?${query}`, merchant);
+        expect(refused.status, query).toBe(422);
+        expect(refused.body.errors?.[0]?.parameter).toBe(query.split('=')[0]);
+      }
+      // The first moment of the calendar is one: the filter answers, empty or not.
+      expect((await get('/partner/v1/platforms/withdrawals?createdBefore=0001-01-01%2000:00:00', merchant)).body).toMatchObject({ data: [] });
     });
   });
 
@@ -262,6 +274,57 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
         const { delivery } = (await get<{ delivery: unknown }>(`/partner/v1/platforms/events/${row.webhook_id}/deliveries`, merchant)).body;
         expect(page.data[i]).toEqual({ id: row.webhook_id, type: row.event, orderUuid: order.uuid, createdAt: row.created_at, data: JSON.parse(row.body), delivery });
       }
+    });
+
+    it("gives cursors that show nothing (issue 50, item 3): not the outbox's counters, nor how many events other merchants had", async () => {
+      const [a, b] = [await t.createMerchant('cursor watcher'), await t.createMerchant('busy neighbour')];
+      const [mine, theirs] = [await create('watched-1', a), await create('busy-1', b)];
+      await create('watched-2', a); // a list of two orders: a page of one has a cursor
+      await deposit(mine.uuid, 100_000, a);
+      const first = (await get<EventPage>('/partner/v1/platforms/events', a)).body;
+      for (let i = 0; i < 12; i++) await deposit(theirs.uuid, 1 + i, b); // another merchant's volume in between
+      await deposit(mine.uuid, 200_000, a);
+      const second = (await get<EventPage>(`/partner/v1/platforms/events?cursor=${first.nextCursor}`, a)).body;
+      expect(second.data.map((e) => e.data.amount)).toEqual([200_000]);
+      const counters = await t.db.query<{ id: string; tx_id: string }>('SELECT id::text, tx_id::text FROM callback_outbox WHERE merchant_id = ANY($1::uuid[])', [[a.merchantId, b.merchantId]]);
+      const again = (await get<EventPage>(`/partner/v1/platforms/events?cursor=${first.nextCursor}`, a)).body;
+      const listed = (await get<{ nextCursor: string }>('/partner/v1/platforms/orders?limit=1', a)).body;
+      for (const cursor of [first.nextCursor, second.nextCursor, again.nextCursor, listed.nextCursor]) {
+        // Read as its parts' bytes: no JSON, no position (a feed's was ["<tx_id>","<id>",…]), no uuid.
+        for (const part of cursor.split('.').map((text) => Buffer.from(text, 'base64url').toString('latin1'))) {
+          expect(() => JSON.parse(part)).toThrow();
+          for (const { id, tx_id } of counters) expect(part).not.toContain(`"${tx_id}","${id}"`);
+          expect(part).not.toContain(mine.uuid);
+        }
+        // One length whatever the counters' digits and the walk.
+        expect(cursor).toHaveLength(first.nextCursor.length);
+      }
+      // The same position is sealed afresh each time, and each of its cursors resumes the walk.
+      expect(again.nextCursor).not.toBe(second.nextCursor);
+      for (const cursor of [second.nextCursor, again.nextCursor]) expect((await get<EventPage>(`/partner/v1/platforms/events?cursor=${cursor}`, a)).body.data).toEqual([]);
+    });
+
+    it('resumes a feed from a cursor issued before cursors were encrypted (a walk across the upgrade), and from no forged one', async () => {
+      const merchant = await t.createMerchant('reader across the upgrade');
+      const order = await create('upgrade-1', merchant);
+      await deposit(order.uuid, 100_000, merchant);
+      await deposit(order.uuid, 200_000, merchant);
+      const [first] = await t.db.query<{ id: string; tx_id: string; created_ms: string }>(
+        "SELECT id::text, tx_id::text, (date_part('epoch', created_at) * 1000)::bigint::text AS created_ms FROM callback_outbox WHERE merchant_id = $1 ORDER BY tx_id, id LIMIT 1",
+        [merchant.merchantId],
+      );
+      // The cursor the platform issued before: base64url JSON of the position and a 128-bit HMAC over it, the merchant and the walk.
+      const legacy = (position: string[], key = t.platform.secrets.cursorKey()) => {
+        const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
+        const mac = createHmac('sha256', key).update(`${merchant.merchantId}\0events?[]\0${payload}`).digest().subarray(0, 16).toString('base64url');
+        return `${payload}.${mac}`;
+      };
+      const resumed = await get<EventPage>(`/partner/v1/platforms/events?cursor=${legacy([first!.tx_id, first!.id, first!.created_ms])}`, merchant);
+      expect(resumed.status).toBe(200);
+      expect(resumed.body.data.map((e) => e.data.amount)).toEqual([200_000]);
+      expect(resumed.body.nextCursor.split('.')[0]).toHaveLength(32); // and it goes on with a sealed one
+      const forged = await get<Problem>(`/partner/v1/platforms/events?cursor=${legacy([first!.tx_id, first!.id, first!.created_ms], Buffer.alloc(32, 7))}`, merchant);
+      expect(forged.status).toBe(422);
     });
 
     it.runIf(kind === 'postgres')('never passes an event that commits late: it shows once every older transaction has ended', async () => {
@@ -358,7 +421,10 @@ describe.each(DATABASES)('reconciliation on %s', (kind) => {
       const refused = await t.signed('POST', `/partner/v1/platforms/events/${event.id}/redeliver`, { credentials: merchant });
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect((await get<Problem>('/partner/v1/platforms/events/not%20an%20id/deliveries', merchant)).status).toBe(422);
+      const malformed = await get<Problem>('/partner/v1/platforms/events/not%20an%20id/deliveries', merchant);
+      expect(malformed.status).toBe(422);
+      // An event's id is no UUID: the problem says what it must be (the fuzz run found "must be a UUID" here).
+      expect(malformed.body.errors).toEqual([{ pointer: '', parameter: 'eventId', detail: 'must match pattern "^[A-Za-z0-9_-]{1,64}$"' }]);
       expect((await get<Problem>('/partner/v1/platforms/events/msg_unknown/deliveries', merchant)).status).toBe(404);
     });
 

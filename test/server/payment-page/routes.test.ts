@@ -2,6 +2,7 @@
 // checked like callbackUrl, the page's headers, size and languages, a plain 404 for any other link,
 // the per-caller quota, and nothing on the page that names the merchant, the customer or another order.
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orderRequest } from '../../fixtures/orders.js';
 import { hdVectors } from '../../fixtures/vectors.js';
@@ -27,6 +28,34 @@ describe("the page's settings", () => {
   it('takes PAYMENT_PAGE_RATE_LIMIT as requests/seconds', () => {
     expect(readConfig({}).paymentPageRateLimit).toEqual({ limit: 300, windowSeconds: 60 });
     expect(() => readConfig({ PAYMENT_PAGE_RATE_LIMIT: 'lots' })).toThrow(/^PAYMENT_PAGE_RATE_LIMIT must be "requests\/seconds"/);
+  });
+});
+
+describe('the request log', () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform('pglite', { logLevel: 'info' });
+  });
+  afterAll(() => t?.close());
+
+  it("never holds a link's token, whatever spelling of the path reached the platform (issue 50, item 8)", async () => {
+    const { data } = await t.client().POST(ORDERS, { body: orderRequest('logged-link') });
+    const path = new URL(data!.paymentUrl).pathname;
+    const token = path.split('/').at(-1)!;
+    const spellings = [path, `${path}/state?lang=ru`, path.replace('/pay/', '/%70ay/'), path.replace('/pay/', '/p%61y/'), `/${path}`, path.replace('/pay/', '/pay//'), path.replace('/pay/', '/PAY/'), path.replace('/pay/', '/Pay/'), `${path.replace('/pay/', '/%2570ay/')}`, `/pay/${data!.uuid}/${token}/%2E%2E/x`];
+    for (const spelling of spellings) {
+      // Sent as written: fetch() would tidy some of them up.
+      const response = await new Promise<number>((resolve, reject) => {
+        const request = httpRequest(`${t.baseUrl}${spelling}`, (res) => (res.resume(), resolve(res.statusCode!)));
+        request.on('error', reject);
+        request.end();
+      });
+      expect(response, spelling).toBeLessThan(500);
+    }
+    const lines = t.logs().filter((line) => line.includes('"url"'));
+    expect(lines.length).toBeGreaterThanOrEqual(spellings.length);
+    for (const line of lines) expect(line).not.toContain(token);
+    expect(lines.join('\n')).toContain(`/pay/${data!.uuid}/…`);
   });
 });
 
@@ -128,6 +157,8 @@ describe.each(DATABASES)('the payment page over HTTP on %s', (kind) => {
       ['http://merchant.example/back', 'must be an https URL in live mode'],
       ['https://127.0.0.2/back', 'must not name a private, loopback, link-local or reserved address'],
       ['https://shop.internal/back', 'must not name a private, loopback, link-local or reserved address'],
+      ['https://shop.home./back', 'must not name a private, loopback, link-local or reserved address'],
+      ['https://web.service.consul/back', 'must not name a private, loopback, link-local or reserved address'],
       ['https://localhost/back', 'must not name a private, loopback, link-local or reserved address'],
       ['https://user:pw@merchant.example/back', 'must not carry a user name or password'],
     ] as const) {

@@ -1,0 +1,57 @@
+// The events feed with a long transaction open on the PostgreSQL server (issue 50, item 5): the events
+// written after it wait until it ends, as before, but a read no longer spends a second and about 50
+// statements finding so, again at every poll: once a read has waited a transaction out, the reads after
+// it answer at once, one statement each, while that transaction stays open.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFeed } from '../../../src/server/callbacks/feed.js';
+import type { Database } from '../../../src/server/db/database.js';
+import { orderRequest } from '../../fixtures/orders.js';
+import { observedStatements } from '../../support/statements.js';
+import { startTestPlatform, TEST_DATABASE_URL, type TestPlatform } from '../../support/platform.js';
+
+describe.runIf(TEST_DATABASE_URL)('the events feed with a long transaction open on PostgreSQL', () => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await startTestPlatform('postgres');
+  });
+  afterAll(() => t?.close());
+
+  let statements = 0;
+  let counted: Database;
+  /** One read of the merchant's feed from its start: its events, its statements and how long it took. */
+  async function read(db: Database, merchantId: string) {
+    counted ??= { ...db, ...observedStatements(db, () => statements++) }; // one database, as the platform's routes have
+    statements = 0;
+    const started = performance.now();
+    const page = await readFeed(counted, merchantId, 'orders', {}, undefined, 100);
+    page.release();
+    return { events: page.events.length, statements, ms: performance.now() - started };
+  }
+
+  it('waits a long transaction out once, then answers each read at once with what is certain; all shows once it ends', async () => {
+    const { data: order } = await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('held-back-1') });
+    const deposit = (amount: number) => t.signed('POST', `/sandbox/v1/orders/${order!.uuid}/deposits`, { body: JSON.stringify({ amount }), headers: { 'Content-Type': 'application/json' } });
+    expect((await deposit(100_000)).status).toBe(201);
+    // Another session (any database of the server would do) opens a transaction and keeps it open.
+    const other = new pg.Client({ connectionString: t.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_current_xact_id()');
+      expect((await deposit(200_000)).status).toBe(201); // committed after it began: held back
+      const first = await read(t.db, t.merchant.merchantId);
+      expect(first.events).toBe(1);
+      expect(first.ms).toBeLessThan(2000);
+      expect(first.statements, 'the first read waits it out with few statements').toBeLessThanOrEqual(8);
+      const later = [await read(t.db, t.merchant.merchantId), await read(t.db, t.merchant.merchantId), await read(t.db, t.merchant.merchantId)];
+      for (const poll of later) expect(poll).toMatchObject({ events: 1, statements: 1 });
+      expect(Math.max(...later.map((poll) => poll.ms)), 'no wait while the same transaction holds the events back').toBeLessThan(300);
+    } finally {
+      await other.query('COMMIT');
+      await other.end();
+    }
+    const after = await read(t.db, t.merchant.merchantId);
+    expect(after).toMatchObject({ events: 2, statements: 1 });
+  });
+});
