@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import type { Database } from '../../src/server/db/database.js';
 import type { MerchantCredentials } from '../../src/server/merchants/secrets.js';
 import type { TestPlatform } from './platform.js';
+import { checkLedger } from '../../src/server/ledger/ledger.js';
 
 /** What the run has seen so far, for the generators to draw real values from. */
 export interface FuzzPool {
@@ -76,6 +77,31 @@ function query(params: Record<string, fc.Arbitrary<string>>): fc.Arbitrary<strin
     pairs.length === 0 ? '' : `?${pairs.map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`).join('&')}`,
   );
 }
+
+/** Valid withdrawal destinations of no wallet (test/fixtures/orders.ts), and what must be refused. */
+const TRON_DESTINATION = 'TAVtmAR779HopKtw1b3Wa52itoJxYR1Ah4';
+const ETHEREUM_DESTINATION = '0xC9DFb06B3F3C166d10b7ec7047dC7F353FE83E03';
+/** A withdrawal's body: mostly well formed (a few externalIds, so that replays and conflicts come up), each field sometimes off. */
+const withdrawalBody = fc.record(
+  {
+    externalId: fc.oneof(fc.constantFrom('fuzz-wd-a', 'fuzz-wd-b', 'fuzz-wd-c'), fc.string({ minLength: 1, maxLength: 130 }), junk),
+    blockchain: fc.oneof(fc.constantFrom('Tron', 'Ethereum'), fc.constantFrom('tron', 'Bitcoin'), junk),
+    currency: fc.oneof(fc.constant('USDT'), fc.constantFrom('usdt', 'USDC'), junk),
+    amount: fc.oneof(
+      fc.constantFrom(1, 1.5, 12.5, 0.999999, 0, -1, 1e-7, 1.0000001, 1_000_000_000, 1_000_000_000.000001, 9_007_199_254.740993, Number.MAX_SAFE_INTEGER),
+      fc.double({ min: -10, max: 1e10, noNaN: true }),
+      fc.integer({ min: 1, max: 100 }).map((n) => n / 100),
+      junk,
+    ),
+    destinationAddress: fc.oneof(
+      fc.constantFrom(TRON_DESTINATION, ETHEREUM_DESTINATION, ETHEREUM_DESTINATION.toLowerCase(), ETHEREUM_DESTINATION.replace('C9DF', 'c9DF'), '0x0000000000000000000000000000000000000000', 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb'),
+      junk,
+    ),
+    callbackUrl: fc.oneof(fc.constantFrom('https://merchant.example/callbacks/withdrawals', 'https://user:pw@merchant.example/x', 'ftp://merchant.example/x'), junk),
+    surplus: junk,
+  },
+  { requiredKeys: [] },
+);
 
 const as = fc.constantFrom<FuzzRequest['as']>('merchant', 'merchant', 'merchant', 'merchant', 'other', 'unsigned');
 
@@ -148,6 +174,49 @@ export const FUZZ_ENDPOINTS: FuzzEndpoint[] = [
     unchanged: async (db) => JSON.stringify(await db.query("SELECT webhook_id, state, attempts, lease_token FROM callback_outbox ORDER BY id")),
   },
   {
+    name: 'the feed of every event',
+    requests: (pool) =>
+      fc.record({
+        method: fc.constant('GET'),
+        path: query({
+          limit,
+          cursor: cursor(pool),
+          type: fc.oneof(fc.constantFrom('order.deposit', 'withdrawal.updated', 'withdrawal.done', 'withdrawal.failed', 'withdrawal.paid'), junk),
+          orderUuid: uuid(pool.orderUuids),
+          withdrawalUuid: uuid(pool.withdrawalUuids),
+        }).map((q) => `/partner/v2/platforms/events${q}`),
+        as,
+      }),
+  },
+  {
+    name: 'the balances',
+    requests: () => fc.record({ method: fc.constant('GET'), path: fc.oneof(fc.constant(''), junk.map((j) => `?${encodeURIComponent(j)}=1`)).map((q) => `/partner/v1/platforms/balances${q}`), as }),
+  },
+  {
+    name: 'a withdrawal asked for',
+    requests: () =>
+      fc.record({
+        method: fc.constant('POST'),
+        path: fc.constant('/partner/v1/platforms/withdrawals'),
+        body: fc.oneof(
+          { weight: 5, arbitrary: withdrawalBody.map((body) => JSON.stringify(body)) },
+          // Well formed: accepted, replayed (200), in conflict (409), or more than the balance.
+          {
+            weight: 3,
+            arbitrary: fc
+              .record({ externalId: fc.integer({ min: 1, max: 30 }).map((n) => `fuzz-ok-${n}`), blockchain: fc.constantFrom('Tron', 'Ethereum'), amount: fc.constantFrom(10, 12.5, 20, 1000) })
+              .map(({ externalId, blockchain, amount }) => JSON.stringify({ externalId, blockchain, currency: 'USDT', amount, destinationAddress: blockchain === 'Tron' ? TRON_DESTINATION : ETHEREUM_DESTINATION })),
+          },
+          // A number as the platform reads it, written as no JSON.stringify would: more digits than a double, exponents.
+          { weight: 1, arbitrary: fc.constantFrom('12.50000000000000001', '1e1', '1E-7', '-0', '0.0000010', '999999999.999999', '1000000000.0000001', '1e309').map((amount) => `{"externalId":"fuzz-raw-${amount}","blockchain":"Tron","currency":"USDT","amount":${amount},"destinationAddress":"${TRON_DESTINATION}"}`) },
+          { weight: 1, arbitrary: junk },
+        ),
+        as,
+      }),
+    unchanged: async (db) =>
+      JSON.stringify(await db.query('SELECT (SELECT count(*) FROM withdrawals)::int AS withdrawals, (SELECT count(*) FROM ledger_entries)::int AS entries, (SELECT json_agg(b ORDER BY merchant_id, blockchain) FROM balances b)::text AS balances')),
+  },
+  {
     name: 'the reads of an order and a withdrawal',
     requests: (pool) =>
       fc.record({
@@ -172,7 +241,11 @@ export const INVARIANTS: FuzzInvariant[] = [
   {
     name: "each order's events are numbered 1, 2, 3, … without a gap",
     violations: async (db) =>
-      (await db.query<{ order_uuid: string }>('SELECT order_uuid FROM callback_outbox GROUP BY order_uuid HAVING max(sequence) <> count(*)')).map((row) => `order ${row.order_uuid}`),
+      (await db.query<{ order_uuid: string }>('SELECT order_uuid FROM callback_outbox WHERE order_uuid IS NOT NULL GROUP BY order_uuid HAVING max(sequence) <> count(*)')).map((row) => `order ${row.order_uuid}`),
+  },
+  {
+    name: 'the books agree with their entries: every balance their sum, every deposit booked once, every withdrawal holding its amount and fee',
+    violations: async (db) => (await checkLedger(db)).problems,
   },
 ];
 
@@ -243,8 +316,9 @@ function learn(pool: FuzzPool, text: string): void {
     if (typeof value === 'string' && !list.includes(value) && list.length < 200) list.push(value);
   };
   try {
-    const body = JSON.parse(text) as { nextCursor?: string; data?: { id?: string; uuid?: string }[] };
+    const body = JSON.parse(text) as { nextCursor?: string; uuid?: string; stage?: string; data?: { id?: string; uuid?: string }[] };
     add(pool.cursors, body.nextCursor);
+    if (body.stage !== undefined) add(pool.withdrawalUuids, body.uuid); // a withdrawal the run asked for
     for (const item of Array.isArray(body.data) ? body.data : []) if (typeof item.id === 'string' && item.id.startsWith('msg_')) add(pool.eventIds, item.id);
   } catch {
     // not JSON: nothing to learn

@@ -1,11 +1,12 @@
-// The fuzz run (issue 50) on every database: lists, the feed, deliveries and redelivery, and the reads,
+// The fuzz run (issue 50) on every database: lists, both feeds, deliveries and redelivery, the reads, and
+// the money-out endpoints (balances, a withdrawal asked for, the books' invariants after them),
 // with real ids and cursors of the run among junk and edge values (test/support/fuzz.ts, a table of
 // endpoints: adding one is adding an entry). No 5xx, a problem for each refusal, the contract's shapes,
 // no refused write changing anything, no error logged, and the data's invariants after it.
 // FUZZ_REQUESTS sets the number per database (`npm run fuzz`: 20,000); the suite sends a bounded number.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MerchantCredentials } from '../../../src/server/merchants/secrets.js';
-import { orderRequest } from '../../fixtures/orders.js';
+import { orderRequest, SAMPLE_TRON_DESTINATION } from '../../fixtures/orders.js';
 import { fuzz, INVARIANTS, type FuzzPool } from '../../support/fuzz.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
@@ -28,7 +29,10 @@ describe.each(DATABASES)('the fuzz run on %s', (kind) => {
         pool.orderUuids.push(data!.uuid);
         if (i <= 3) await t.signed('POST', `/sandbox/v1/orders/${data!.uuid}/deposits`, { body: JSON.stringify({ amount: 400_000 * i }), headers: JSON_TYPE, credentials });
       }
-      const withdrawal = await t.signed('POST', '/sandbox/v1/withdrawals', { credentials, headers: JSON_TYPE, body: JSON.stringify({ externalId: `${prefix}-wd-1`, amount: 12.5, blockchain: 'Tron', destinationAddress: 'TSeJkUh4Qv67VNFwY8LaAxERygNdy6NQZK' }) });
+      // A balance to withdraw from on each network: the run's withdrawals are accepted too, not only refused.
+      await t.fund('Tron', 50_000_000n, credentials);
+      await t.fund('Ethereum', 50_000_000n, credentials);
+      const withdrawal = await t.signed('POST', '/sandbox/v1/withdrawals', { credentials, headers: JSON_TYPE, body: JSON.stringify({ externalId: `${prefix}-wd-1`, amount: 12.5, blockchain: 'Tron', destinationAddress: SAMPLE_TRON_DESTINATION }) });
       pool.withdrawalUuids.push(((await withdrawal.json()) as { uuid: string }).uuid);
     }
   });
