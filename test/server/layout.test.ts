@@ -25,6 +25,44 @@ function serverImports(file: string): string[] {
 }
 
 const files = sourceFiles(SERVER).map((file) => ({ path: relative(SERVER, file), imports: serverImports(file) }));
+
+/**
+ * The import circles of a graph: its strongly connected components of more than one file (or a file that
+ * imports itself), each as its files, by Tarjan's algorithm. Type imports count: a circle of types is
+ * still two files that cannot be read one after the other.
+ */
+function importCircles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    onStack.add(file);
+    for (const target of graph.get(file) ?? []) {
+      if (!graph.has(target)) continue;
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (onStack.has(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1 || graph.get(file)!.includes(file)) circles.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return circles;
+}
 const folder = (path: string) => (path.includes('/') ? path.split('/')[0]! : '');
 /** The layers that may be imported only from above them: the CLI, the process wiring, the background jobs and the top. */
 const UPPER = new Set(['cli', 'process', 'jobs', '']);
@@ -62,6 +100,28 @@ describe('the server layout', () => {
   it('imports one way between the wiring and the processes: process/ and cli/ import platform.ts, platform.ts none of them', () => {
     const platform = files.find((f) => f.path === 'platform.ts')!;
     expect(platform.imports.filter((target) => ['cli', 'process'].includes(folder(target)) || target === 'cli.ts')).toEqual([]);
+  });
+
+  it('keeps the processes below the commands: process/ imports nothing of cli/ (cli/ runs serve, serve takes the commands as a function)', () => {
+    const intoCli = files
+      .filter((f) => folder(f.path) === 'process')
+      .flatMap((f) => f.imports.filter((target) => folder(target) === 'cli' || target === 'cli.ts').map((target) => `${f.path} → ${target}`));
+    expect(intoCli).toEqual([]);
+  });
+
+  it('has no import circle between files, type imports included', () => {
+    expect(importCircles(new Map(files.map((f) => [f.path, f.imports])))).toEqual([]);
+  });
+
+  it('finds a circle where there is one (the check above can fail)', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts', 'd.ts']],
+      ['d.ts', []],
+      ['e.ts', ['e.ts']],
+    ]);
+    expect(importCircles(graph)).toEqual([['a.ts', 'b.ts', 'c.ts'], ['e.ts']]);
   });
 
   it('has no import from a capability folder, db/ or shared/ into the HTTP layer', () => {

@@ -8,7 +8,17 @@ import type { SecretKeeper } from '../merchants/secrets.js';
 import type { Clock } from '../shared/time.js';
 import { callbackLookup, callbackUrlProblem, type CallbackPolicy } from './destinations.js';
 import { deliveryErrorKind, deliveryErrorMessage, DeliveryTimeoutError, DestinationRefusedError, type DeliveryErrorKind } from './delivery-errors.js';
-import type { OutboxRow } from './outbox.js';
+
+/** What one delivery sends: a claimed outbox row's fields (outbox.ts OutboxRow has them all). */
+export interface CallbackToSend {
+  merchant_id: string;
+  url: string;
+  body: string;
+  webhook_id: string;
+  secret_version: number;
+  /** During a rotation's grace period the secret version before it: the callback carries its signature too. */
+  previous_secret_version: number | null;
+}
 
 export interface DeliveryResult {
   statusCode: number | undefined;
@@ -33,14 +43,14 @@ export interface DeliveryOptions {
  * grace period ` v1,<sig>` with the previous one after it (Standard Webhooks: space-separated, any one
  * that matches verifies), so a receiver verifies with either secret while it switches.
  */
-export async function callbackSignature(row: Pick<OutboxRow, 'merchant_id' | 'secret_version' | 'previous_secret_version' | 'webhook_id' | 'body'>, secrets: SecretKeeper, timestamp: number): Promise<string> {
+export async function callbackSignature(row: Omit<CallbackToSend, 'url'>, secrets: SecretKeeper, timestamp: number): Promise<string> {
   const versions = row.previous_secret_version === null ? [row.secret_version] : [row.secret_version, row.previous_secret_version];
   const parts = { id: row.webhook_id, timestamp, body: row.body };
   const signatures = await Promise.all(versions.map((version) => createCallbackSigner(secrets.callbackSecret(row.merchant_id, version)).sign(parts)));
   return signatures.join(' ');
 }
 
-export async function deliver(row: OutboxRow, options: DeliveryOptions): Promise<DeliveryResult> {
+export async function deliver(row: CallbackToSend, options: DeliveryOptions): Promise<DeliveryResult> {
   const timestamp = Math.floor(options.now() / 1000);
   const signature = await callbackSignature(row, options.secrets, timestamp);
   const started = performance.now();

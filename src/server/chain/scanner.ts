@@ -5,7 +5,8 @@
 import type { Network } from '../addresses/derivation.js';
 import type { ChainConfig } from '../config.js';
 import type { Database } from '../db/database.js';
-import { countWatched, creditTransfers, watchedAddresses, watchedAmong, type Credit, type Transfer } from '../orders/deposits.js';
+import { countWatched, creditTransfers, watchedAddresses, watchedAmong, type Credit } from '../orders/deposits.js';
+import type { Transfer } from '../orders/transfer.js';
 import { replaceUnconfirmed } from '../orders/unconfirmed.js';
 import type { Clock } from '../shared/time.js';
 import { runRepeatedly } from '../shared/repeat.js';

@@ -12,6 +12,7 @@ import { isDataDirectory } from '../db/data-directory.js';
 import { isUuid } from '../shared/uuid.js';
 import { formatDecimalUnits, parseDecimalUnits } from '../shared/money.js';
 import type { Platform } from '../platform.js';
+import type { CommandIo } from '../process/serve.js';
 import { DuplicateMerchantNameError, MAX_GRACE_SECONDS } from '../merchants/merchants.js';
 import { platformDateTime } from '../shared/time.js';
 import { checkLedger } from '../ledger/ledger.js';
@@ -34,10 +35,7 @@ export interface FlagSpec {
 }
 
 /** What a command reads its settings from and writes to: the process's own (../cli.ts main), or a test's. */
-export interface Io {
-  env: Record<string, string | undefined>;
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
+export interface Io extends Omit<CommandIo, 'platform'> {
   /** The running platform that runs the command for an operator (serve's operator socket). */
   platform?: Platform;
   /** Runs another command line with its own output: serve runs the operators' commands with it. */

@@ -10,24 +10,7 @@ import type { Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
 import { ORDER_COLUMNS, toDepositOrder, type OrderRow, type OwnedOrderRow } from './order-rows.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
-
-export interface Transfer {
-  network: Network;
-  /** As the network writes it: 0x-hex on Ethereum, bare hex on Tron. */
-  txHash: string;
-  logIndex: number;
-  /** The n-th (from 0) transfer of this transaction to this address, in log order: unlike the log
-   * index, it stays the same when the transaction is re-mined elsewhere after a reorg. */
-  ordinal?: number;
-  blockNumber: bigint;
-  blockHash?: string;
-  /** Its block's time (the callback's occurredAt); the sandbox's transfers happen at the wall clock. */
-  blockTime?: Date;
-  /** The deposit address in the platform's form (EIP-55 or Tron base58). */
-  to: string;
-  amount: bigint;
-  source: 'chain' | 'sandbox';
-}
+import type { Transfer } from './transfer.js';
 
 export interface Credit {
   orderUuid: string;

@@ -5,7 +5,7 @@
 import type { Network } from '../addresses/derivation.js';
 import type { Sql } from '../db/database.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
-import type { Transfer } from './deposits.js';
+import type { Transfer } from './transfer.js';
 
 /** The contract's bound on the list (DepositOrder.unconfirmedDeposits maxItems). */
 const MAX_PER_ORDER = 100;

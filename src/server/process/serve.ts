@@ -4,7 +4,6 @@
 import cluster from 'node:cluster';
 import { createServer } from 'node:net';
 import { ConfigError, type Config } from '../config.js';
-import type { Io } from '../cli/commands.js';
 import { openPlatform, type Platform } from '../platform.js';
 import { serveOperatorCommands, type CommandOutput } from './operator-socket.js';
 import { printBanner, sandboxCredentials } from './banner.js';
@@ -13,8 +12,16 @@ import { superviseWorkers } from './cluster.js';
 /** The port is taken by another process: exit 69 (service unavailable). */
 export class PortInUseError extends Error {}
 
-/** How serve runs an operator's command line (runCli), with the running platform in its Io. */
-export type CommandRunner = (argv: string[], io: Io) => Promise<number>;
+/** What an operator's command reads and writes when the running platform runs it (the CLI's Io has these). */
+export interface CommandIo {
+  env: Record<string, string | undefined>;
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  platform: Platform;
+}
+
+/** How serve runs an operator's command line (the CLI's runCli), with the running platform in its io. */
+export type CommandRunner = (argv: string[], io: CommandIo) => Promise<number>;
 
 export async function serve(config: Config, workers = 1, runCommand?: CommandRunner): Promise<void> {
   if (workers > 1 && !config.databaseUrl) {
@@ -72,7 +79,7 @@ export async function serve(config: Config, workers = 1, runCommand?: CommandRun
 async function runFor(platform: Platform, runCommand: CommandRunner, argv: string[]): Promise<CommandOutput> {
   let stdout = '';
   let stderr = '';
-  const io: Io = { env: process.env, stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, platform };
+  const io: CommandIo = { env: process.env, stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, platform };
   const code = await runCommand(argv, io);
   // The command's words only: its flags' values may be keys or names.
   const words = argv.slice(0, Math.max(0, argv.findIndex((a) => a.startsWith('-'))) || argv.length);
