@@ -6,6 +6,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SERVER = resolve(import.meta.dirname, '../../src/server');
+const ROOT = resolve(SERVER, '../..');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -156,5 +157,83 @@ describe('the server layout', () => {
       .filter((f) => f.path !== 'http/app.ts')
       .flatMap((f) => f.imports.filter((target) => target.endsWith('-routes.ts')).map((target) => `${f.path} → ${target}`));
     expect(routeImports).toEqual([]);
+  });
+});
+
+/** Each table's folder: the one whose noun it holds (README, "Where a new line goes"). */
+const TABLE_OWNERS: Record<string, string> = {
+  address_counters: 'addresses',
+  address_pool: 'addresses',
+  address_reservations: 'addresses',
+  balances: 'ledger',
+  ledger_entries: 'ledger',
+  callback_attempts: 'callbacks',
+  callback_outbox: 'callbacks',
+  chain_cursors: 'chain',
+  deposit_orders: 'orders',
+  deposits: 'orders',
+  unconfirmed_deposits: 'orders',
+  job_leases: 'jobs',
+  merchants: 'merchants',
+  platform_settings: 'merchants',
+  payout_transactions: 'payouts',
+  withdrawal_policies: 'withdrawals',
+  withdrawals: 'withdrawals',
+  schema_migrations: 'db',
+};
+
+/** The statements of a file (its string literals, comments left out) that name a table of another folder, each as `file → tables`. */
+function reachesOf(path: string): string[] {
+  const text = readFileSync(join(SERVER, path), 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
+  const literals = text.match(/`(?:[^`\\]|\\.)*`|'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"/g) ?? [];
+  return literals.flatMap((literal) => {
+    // A table after FROM, JOIN, INTO, UPDATE or USING, also the second of `FROM due, merchants m`.
+    const tables = [...literal.matchAll(/\b(?:FROM|JOIN|INTO|UPDATE|USING)\s+(?:\w+(?:\s+\w+)?\s*,\s*)?([a-z_]+)\b/g)].map((m) => m[1]!);
+    const foreign = [...new Set(tables.filter((table) => TABLE_OWNERS[table] !== undefined && TABLE_OWNERS[table] !== folder(path)))];
+    return foreign.length > 0 ? [`${path} → ${foreign.sort().join(', ')}`] : [];
+  });
+}
+
+const NUMBER_WORDS = ['No', 'One', 'Two', 'Three', 'Four', 'Five', 'Six', 'Seven', 'Eight', 'Nine', 'Ten', 'Eleven', 'Twelve'];
+
+describe("the tables' folders", () => {
+  it('gives every table the migrations make a folder', () => {
+    const sql = [
+      ...readdirSync(join(SERVER, 'db/migrations')).map((name) => readFileSync(join(SERVER, 'db/migrations', name), 'utf8')),
+      readFileSync(join(SERVER, 'db/migrate.ts'), 'utf8'),
+    ].join('\n');
+    const tables = [...new Set([...sql.matchAll(/CREATE TABLE (?:IF NOT EXISTS )?(\w+)/g)].map((m) => m[1]!))];
+    expect(tables.filter((table) => TABLE_OWNERS[table] === undefined)).toEqual([]);
+  });
+
+  // The README says how many statements reach into another folder's table and names their files: a
+  // new one is either moved to its table's folder or named there, with its reason.
+  const reaches = files.flatMap((f) => reachesOf(f.path));
+
+  it("finds each statement that reaches into another folder's table, and only those on purpose", () => {
+    expect(reaches.sort()).toEqual(
+      [
+        'callbacks/outbox.ts → merchants',
+        'callbacks/retention.ts → platform_settings',
+        'callbacks/retention.ts → platform_settings',
+        'ledger/ledger.ts → deposit_orders, deposits',
+        'ledger/ledger.ts → schema_migrations, withdrawals',
+        'orders/expiry.ts → chain_cursors',
+        'orders/issued-addresses.ts → address_pool',
+        'orders/issued-addresses.ts → merchants',
+        'orders/order-rows.ts → merchants',
+        'orders/orders.ts → address_pool',
+      ].sort(),
+    );
+  });
+
+  it("has the README count them and name their files (\"Where a new line goes\")", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const paragraph = readme.slice(readme.indexOf('**Where a new line goes.**')).split('\n\n')[0]!.replace(/\s+/g, ' ');
+    expect(paragraph).toContain(`${NUMBER_WORDS[reaches.length]} statements reach into another folder's table`);
+    const named = new Set([...paragraph.matchAll(/`([\w-]+\/[\w.-]+\.ts)`/g)].map((m) => m[1]!));
+    expect([...new Set(reaches.map((reach) => reach.split(' → ')[0]!))].filter((path) => !named.has(path))).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { haltedNetworks } from '../chain/halt.js';
-import { waitingForFunds } from '../payouts/payout-store.js';
+import { waitingForFunds } from '../withdrawals/payout-queue.js';
 import type { Mode } from '../config.js';
 import { contract, contractText } from './openapi-document.js';
 import type { Database } from '../db/database.js';

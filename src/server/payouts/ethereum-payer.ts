@@ -16,7 +16,8 @@ import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import { isExecutionReverted, type EthereumNode, type Receipt } from './ethereum-node.js';
 import { replacementFees, signErc20Transfer } from './ethereum.js';
 import type { HotWallet } from './hot-wallet.js';
-import { awaitFunds, highestNonce, markBroadcast, markTransaction, payoutCounts, queuedWithdrawals, recordIntent, sentPayouts, type PayoutTransaction, type SentPayout } from './payout-store.js';
+import { highestNonce, markBroadcast, markTransaction, recordIntent, sentPayouts, type PayoutTransaction, type SentPayout } from './payout-store.js';
+import { awaitFunds, payoutCounts, queuedWithdrawals } from '../withdrawals/payout-queue.js';
 import { provesTransfer } from './transfer-proof.js';
 import type { PayoutGauges } from './payout-gauges.js';
 
