@@ -320,12 +320,12 @@ export const COMMANDS: Command[] = [
     async run(flags, config, io) {
       const amountUnits = amountFlag(flags, 'amount');
       const blockchain = networkFlag(flags, 'blockchain');
-      const toAddress = required(flags, 'destination-address');
+      const destinationAddress = required(flags, 'destination-address');
       const externalId = textFlag(flags, 'external-id', 128);
       const apiKey = required(flags, 'api-key');
       const withdrawal = await withPlatform(io, config, async (p) => {
         const merchant = await merchantOf(p, apiKey);
-        const result = await p.withdrawals.request({ merchantId: merchant.id, externalId, network: blockchain, currency: 'USDT', amountUnits, toAddress, callbackUrl: undefined, source: 'operator' });
+        const result = await p.withdrawals.request({ merchantId: merchant.id, externalId, network: blockchain, currency: 'USDT', amountUnits, destinationAddress, callbackUrl: undefined, source: 'operator' });
         if (result.outcome === 'conflict' || result.outcome === 'replayed') throw new RefusedError(`merchant ${merchant.name} already has a withdrawal with external id ${externalId}`);
         if (result.outcome === 'refused') throw new RefusedError(`the withdrawal was refused: ${refusalText(result.refusal)}`);
         return toWithdrawal(result.row);
@@ -379,7 +379,7 @@ export const COMMANDS: Command[] = [
       const shown = rows.map((w) => ({
         uuid: w.uuid,
         network: w.network,
-        destinationAddress: w.destination,
+        destinationAddress: w.destination_address,
         amount: formatDecimalUnits(w.amount),
         merchantId: w.merchant_id,
         externalId: w.external_id,

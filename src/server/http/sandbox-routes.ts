@@ -87,7 +87,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
       if (amountUnits === undefined || amountUnits === 0n) throw invalid('/amount', 'must be a positive amount with at most 6 decimals');
       // As the operator's: the same books and address checks, no policy; it stays PENDING until moved.
       const result = await deps.withdrawals.request({
-        merchantId: request.merchant!.id, externalId, network: blockchain, currency: 'USDT', amountUnits, toAddress: destinationAddress, callbackUrl: undefined, source: 'sandbox',
+        merchantId: request.merchant!.id, externalId, network: blockchain, currency: 'USDT', amountUnits, destinationAddress, callbackUrl: undefined, source: 'sandbox',
       });
       if (result.outcome === 'created') return reply.code(201).send(toWithdrawal(result.row));
       if (result.outcome === 'refused') throw sandboxRefusal(result.refusal);

@@ -66,7 +66,7 @@ export function withdrawalRoutes(app: FastifyInstance, deps: WithdrawalRouteDeps
         network: body.blockchain,
         currency: body.currency,
         amountUnits: amountUnits!,
-        toAddress: body.destinationAddress,
+        destinationAddress: body.destinationAddress,
         callbackUrl: body.callbackUrl,
         source: 'api',
       });

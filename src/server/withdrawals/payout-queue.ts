@@ -52,7 +52,7 @@ export async function waitingForFunds(sql: Sql): Promise<Partial<Record<Network,
 export interface PayableWithdrawal {
   uuid: string;
   network: Network;
-  destination: string;
+  destination_address: string;
   /** Smallest units. */
   amount: bigint;
   merchant_id: string;
@@ -65,7 +65,7 @@ export interface PayableWithdrawal {
 /** The queued withdrawals, oldest first (of one network, or both): what to pay. */
 export function payableWithdrawals(sql: Sql, network: Network | undefined): Promise<PayableWithdrawal[]> {
   return sql.query<PayableWithdrawal>(
-    `SELECT uuid, blockchain AS network, destination_address AS destination, amount_units AS amount, merchant_id, external_id, created_at, funds_awaited_since
+    `SELECT uuid, blockchain AS network, destination_address, amount_units AS amount, merchant_id, external_id, created_at, funds_awaited_since
        FROM withdrawals WHERE status = 'PENDING' AND stage = 'queued' AND ($1::text IS NULL OR blockchain = $1) ORDER BY created_at, uuid`,
     [network ?? null],
   );

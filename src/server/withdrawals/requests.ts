@@ -21,7 +21,7 @@ export interface WithdrawalRequest {
   /** What the destination receives, smallest units. */
   amountUnits: bigint;
   /** The address paid to, as the caller wrote it (the contract's destinationAddress). */
-  toAddress: string;
+  destinationAddress: string;
   callbackUrl: string | undefined;
   source: WithdrawalSource;
 }
@@ -57,7 +57,7 @@ function sameRequest(row: WithdrawalRow, request: WithdrawalRequest): boolean {
     row.blockchain === request.network &&
     row.currency_code === request.currency &&
     row.amount_units === request.amountUnits &&
-    row.destination_address === request.toAddress &&
+    row.destination_address === request.destinationAddress &&
     row.callback_url === (request.callbackUrl ?? null)
   );
 }
@@ -65,7 +65,7 @@ function sameRequest(row: WithdrawalRow, request: WithdrawalRequest): boolean {
 /** The checks that need no database: the address and the amount against the network's minimum. */
 function fieldErrors(request: WithdrawalRequest, settings: RequestSettings): { pointer: string; detail: string }[] {
   const errors: { pointer: string; detail: string }[] = [];
-  const addressProblem = payableAddressProblem(request.network, request.toAddress);
+  const addressProblem = payableAddressProblem(request.network, request.destinationAddress);
   if (addressProblem) errors.push({ pointer: '/destinationAddress', detail: addressProblem });
   const minimum = settings.networks[request.network].minWithdrawal;
   if (request.amountUnits < minimum) errors.push({ pointer: '/amount', detail: `is under the ${request.network} minimum withdrawal of ${formatDecimalUnits(minimum)} USDT` });
@@ -80,7 +80,7 @@ async function policyVerdict(tx: Sql, request: WithdrawalRequest, policy: Withdr
   if (policy.maxAmount !== undefined && request.amountUnits > policy.maxAmount) {
     errors.push({ pointer: '/amount', detail: `is over your largest withdrawal, ${formatDecimalUnits(policy.maxAmount)} USDT` });
   }
-  if (policy.allowedAddresses.length > 0 && !policy.allowedAddresses.includes(canonicalAddress(request.network, request.toAddress))) {
+  if (policy.allowedAddresses.length > 0 && !policy.allowedAddresses.includes(canonicalAddress(request.network, request.destinationAddress))) {
     errors.push({ pointer: '/destinationAddress', detail: 'is not one of the destinations the operator allowed for your withdrawals' });
   }
   if (errors.length > 0) return { code: 'validation_failed', errors };
@@ -107,7 +107,7 @@ export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, set
   await tx.query(MERCHANT_LOCK, [request.merchantId]);
   const [existing] = await tx.query<WithdrawalRow>(`SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE merchant_id = $1 AND external_id = $2`, [request.merchantId, request.externalId]);
   if (existing) return sameRequest(existing, request) ? { outcome: 'replayed', row: existing } : { outcome: 'conflict' };
-  if (await isDepositAddress(tx, request.network, canonicalAddress(request.network, request.toAddress))) {
+  if (await isDepositAddress(tx, request.network, canonicalAddress(request.network, request.destinationAddress))) {
     return { outcome: 'refused', refusal: { code: 'validation_failed', errors: [{ pointer: '/destinationAddress', detail: "is one of the platform's own deposit addresses" }] } };
   }
   let stage: WithdrawalStage = 'queued';
@@ -127,7 +127,7 @@ export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, set
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() + make_interval(secs => $13) END)
      RETURNING ${WITHDRAWAL_COLUMNS}`,
     [
-      randomUUID(), request.merchantId, request.externalId, request.amountUnits, fee, request.network, request.currency, request.toAddress,
+      randomUUID(), request.merchantId, request.externalId, request.amountUnits, fee, request.network, request.currency, request.destinationAddress,
       request.callbackUrl ?? null, stage, request.source, settles, settings.sandboxWithdrawalSeconds,
     ],
   );

@@ -91,7 +91,7 @@ describe('partner-api withdrawals', { timeout: 240_000 }, () => {
       const merchant = (await platform.merchants.byApiKey(apiKey))!;
       await platform.db.query('INSERT INTO withdrawal_policies (merchant_id, enabled, approve_above) VALUES ($1, true, 5000000)', [merchant.id]);
       const ask = (externalId: string, amountUnits: bigint) =>
-        platform.withdrawals.request({ merchantId: merchant.id, externalId, network: 'Tron', currency: 'USDT', amountUnits, toAddress: SAMPLE_TRON_DESTINATION, callbackUrl: undefined, source: 'api' });
+        platform.withdrawals.request({ merchantId: merchant.id, externalId, network: 'Tron', currency: 'USDT', amountUnits, destinationAddress: SAMPLE_TRON_DESTINATION, callbackUrl: undefined, source: 'api' });
       return [await ask('api-large', 20_000_000n), await ask('api-other', 30_000_000n)].map((r) => (r.outcome === 'created' ? r.row.uuid : ''));
     });
     const approved = await cli(['withdrawals', 'approve', '--uuid', large!], env);

@@ -117,7 +117,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
       const merchantId = t.merchant.merchantId;
       await t.fund('Tron', 20_000_000n);
       const requested = await t.platform.withdrawals.request({
-        merchantId, externalId: 'wd-1', network: 'Tron', currency: 'USDT', amountUnits: 12_500_001n, toAddress: SAMPLE_TRON_DESTINATION, callbackUrl: undefined, source: 'operator',
+        merchantId, externalId: 'wd-1', network: 'Tron', currency: 'USDT', amountUnits: 12_500_001n, destinationAddress: SAMPLE_TRON_DESTINATION, callbackUrl: undefined, source: 'operator',
       });
       const created = requested.outcome === 'created' ? requested.row : expect.unreachable(requested.outcome);
       const { data, response } = await t.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: created.uuid } } });
@@ -143,7 +143,7 @@ describe.each(DATABASES)('the partner API on %s', (kind) => {
     it('answers 404 for another merchant\'s withdrawal', async () => {
       await t.fund('Ethereum', 20_000_000n);
       const requested = await t.platform.withdrawals.request({
-        merchantId: t.merchant.merchantId, externalId: 'wd-2', network: 'Ethereum', currency: 'USDT', amountUnits: 10_000_000n, toAddress: SAMPLE_ETHEREUM_DESTINATION, callbackUrl: undefined, source: 'operator',
+        merchantId: t.merchant.merchantId, externalId: 'wd-2', network: 'Ethereum', currency: 'USDT', amountUnits: 10_000_000n, destinationAddress: SAMPLE_ETHEREUM_DESTINATION, callbackUrl: undefined, source: 'operator',
       });
       const created = requested.outcome === 'created' ? requested.row : expect.unreachable(requested.outcome);
       const other = await t.createMerchant();

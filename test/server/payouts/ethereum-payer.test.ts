@@ -88,7 +88,7 @@ describe('the Ethereum payout job on anvil', () => {
   async function withdrawal(amountUnits = 12_000_000n) {
     const to = `0x${randomBytes(20).toString('hex')}`;
     const result = await t.platform.withdrawals.request({
-      merchantId: t.merchant.merchantId, externalId: `eth-payer-${++count}`, network: 'Ethereum', currency: 'USDT', amountUnits, toAddress: to, callbackUrl: undefined, source: 'operator',
+      merchantId: t.merchant.merchantId, externalId: `eth-payer-${++count}`, network: 'Ethereum', currency: 'USDT', amountUnits, destinationAddress: to, callbackUrl: undefined, source: 'operator',
     });
     if (result.outcome !== 'created') throw new Error(result.outcome);
     return { uuid: result.row.uuid, to, amountUnits };
