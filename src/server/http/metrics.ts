@@ -11,7 +11,8 @@ export interface Metrics {
   withdrawalsRequested: Counter<'blockchain' | 'outcome'>;
   chain: { lag: Gauge<'network'>; halted: Gauge<'network'> };
   payouts: PayoutGauges;
-  jobLease: Gauge<'job'>;
+  /** Whether this instance holds a job's lease: partner_job_lease_held, and under its old name partner_job_leader. */
+  jobLease: { set(labels: { job: string }, value: number): void };
   /** Connections closed as soon as accepted: over MAX_CONNECTIONS (`total`) or MAX_CONNECTIONS_PER_ADDRESS (`per_address`). */
   connectionsRefused: Counter<'limit'>;
 }
@@ -56,6 +57,24 @@ export function createMetrics(): Metrics {
       labelNames: ['limit'],
       registers: [registry],
     }),
-    jobLease: new Gauge({ name: 'partner_job_leader', help: '1 while this instance runs the job (a network scan, order expiry), 0 while another instance does', labelNames: ['job'], registers: [registry] }),
+    jobLease: jobLeaseGauges(registry),
+  };
+}
+
+/** Every job that runs under a lease, as the `job` label names it (jobs/jobs.ts; jobs.test.ts holds the two to each other). */
+export const LEASED_JOBS = 'scan:<network>, expire-orders, prune-events, settle-sandbox-withdrawals (sandbox only), payout:<network>';
+
+/**
+ * A job's lease held, under its name and its old one: `partner_job_leader` said "leader" where every
+ * other place says lease; it stays, with the same values, for the dashboards that read it.
+ */
+function jobLeaseGauges(registry: Registry): Metrics['jobLease'] {
+  const held = new Gauge({ name: 'partner_job_lease_held', help: `1 while this instance holds the job's lease and runs it, 0 while another instance does. The jobs: ${LEASED_JOBS}`, labelNames: ['job'], registers: [registry] });
+  const leader = new Gauge({ name: 'partner_job_leader', help: 'The old name of partner_job_lease_held, with the same values', labelNames: ['job'], registers: [registry] });
+  return {
+    set(labels, value) {
+      held.set(labels, value);
+      leader.set(labels, value);
+    },
   };
 }

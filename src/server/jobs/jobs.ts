@@ -69,7 +69,7 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
   for (const scanner of scanners) await scanner.prepare();
   const scannedNetworks = scanners.map((s) => s.network);
   const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });
-  // Each scanner and the expiry job run in one instance at a time; the dispatcher runs in all (its claims are leased).
+  // Every job but the dispatcher runs in one instance at a time, under its lease; the dispatcher runs in all (its claims are leased).
   const leaseOf = (job: string) => new JobLease(db, job, log, deps.leaseGauge);
   const scanJobs = scanners.map((scanner) => ({ scanner, lease: leaseOf(`scan:${scanner.network}`) }));
   const expiryLease = leaseOf('expire-orders');

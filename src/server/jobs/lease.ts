@@ -1,5 +1,5 @@
-// One instance per job. Each job (a network's scanner, the expiry job) runs only in the
-// instance holding its lease: a row of job_leases that the holder renews at every round of the job and
+// One instance per job. Each job (a network's scanner, the expiry, the pruning, the sandbox's
+// settlement, a network's payer: jobs.ts) runs only in the instance holding its lease: a row of job_leases that the holder renews at every round of the job and
 // that any other instance takes over once it has expired. Every time is the database's now(), so the
 // instances' clocks do not matter, and no connection is held for it: a holder whose host vanishes
 // (killed, frozen, cut off without its TCP connections closing) loses the job when its lease runs out,

@@ -2,12 +2,13 @@
 // the commands that make sense beside the running platform (never `serve`), closes idle connections and
 // holds a few at once, refuses arguments that are not UTF-8 text with a usage error, and no command
 // uses a data directory that another user owns or may write, nor a socket that is not the user's own.
-import { chmodSync, chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { tryLock } from 'fs-native-extensions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../../src/server/cli/commands.js';
 import { OPERATOR_IDLE_TIMEOUT_MS, OPERATOR_MAX_CONNECTIONS, OPERATOR_SOCKET, runInRunningPlatform, type CommandOutput } from '../../../src/server/process/operator-socket.js';
 import { runCommand as cli } from '../../support/cli.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
@@ -43,6 +44,14 @@ function send(dataDir: string, line: string | Buffer): Promise<CommandOutput> {
 }
 
 const argvLine = (argv: string[]) => JSON.stringify({ argv }) + '\n';
+
+describe('which commands the running platform runs', () => {
+  it('runs every command but serve, so that no command on PGlite needs the server stopped (docs/operating.md says so)', () => {
+    expect(COMMANDS.filter((command) => !command.runByRunningPlatform).map((command) => command.words.join(' '))).toEqual(['serve']);
+    const docs = ['docs/operating.md', 'docs/design.md', 'README.md'].map((file) => readFileSync(file, 'utf8').replace(/\s+/g, ' '));
+    for (const text of docs) expect(text).not.toMatch(/server is stopped|stop the server first|while the server runs on it, an operator command refuses/i);
+  });
+});
 
 describe('the operator socket of a running platform', () => {
   let running: RunningPartnerApi;
