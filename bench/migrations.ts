@@ -62,6 +62,8 @@ interface Create {
  */
 function runCreates(url: string, merchantIds: string[]): { creates: Create[]; stop: () => Promise<void> } {
   const pool = new pg.Pool({ connectionString: url, max: CREATE_SESSIONS });
+  // DROP DATABASE … WITH (FORCE) ends any session still closing; an idle client's FATAL must not end the bench.
+  pool.on('error', () => {});
   const creates: Create[] = [];
   let running = true;
   const sessions = Array.from({ length: CREATE_SESSIONS }, async (_, session) => {
