@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JsonRpcClient } from '../../../src/server/chain/rpc.js';
 import { checkLedger } from '../../../src/server/ledger/ledger.js';
@@ -14,6 +15,7 @@ import { signErc20Transfer } from '../../../src/server/payouts/ethereum.js';
 import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
 import { recordOperatorPayment } from '../../../src/server/payouts/payout-store.js';
 import { startChain, type Chain, type Hex, type Token } from '../../support/chain.js';
+import { keyLeaks } from '../../support/key-leak.js';
 import { startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 const CONFIRMATIONS = 2;
@@ -47,6 +49,9 @@ describe('the Ethereum payout job on anvil', () => {
   let t: TestPlatform;
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   const warnings: string[] = [];
+  /** Every line the payers logged, and the hot wallets' keys (hex), for the key-leak check. */
+  const logged: string[] = [];
+  const keys: string[] = [];
 
   beforeAll(async () => {
     chain = await startChain({ automine: false });
@@ -58,6 +63,9 @@ describe('the Ethereum payout job on anvil', () => {
   });
   afterAll(async () => {
     if (t) expect(await checkLedger(t.db)).toMatchObject({ problems: [] });
+    // Every line the payers logged, at every level, searched for every hot wallet's key (issue 47).
+    expect(logged.length).toBeGreaterThan(0);
+    for (const key of keys) expect(keyLeaks(logged, key)).toEqual([]);
     await t?.close();
     await proxy?.close();
     await chain?.stop();
@@ -65,7 +73,9 @@ describe('the Ethereum payout job on anvil', () => {
 
   /** A fresh hot wallet, funded (with `tokens`), and its payer (through the proxy). */
   async function payer(options: { replaceAfterSeconds?: number; tokens?: bigint; fundsWaitHours?: number } = {}) {
-    const wallet = new HotWallet('Ethereum', randomBytes(32));
+    const key = randomBytes(32);
+    keys.push(key.toString('hex')); // before the wallet holds it: what no logged line may show
+    const wallet = new HotWallet('Ethereum', key);
     await chain.setBalance(wallet.address, 10n ** 19n);
     if (options.tokens !== 0n) await token.distribute([wallet.address], options.tokens ?? 1_000_000_000n);
     await chain.mine(1);
@@ -78,7 +88,11 @@ describe('the Ethereum payout job on anvil', () => {
       maxFeePerGas: 500n * GWEI,
       replaceAfterSeconds: options.replaceAfterSeconds ?? 3600,
       fundsWaitHours: options.fundsWaitHours ?? 1,
-      log: { info: () => {}, warn: (_fields, message) => void warnings.push(message), error: (_fields, message) => void warnings.push(message) },
+      log: {
+        info: (fields, message) => void logged.push(`${inspect(fields)} ${message}`),
+        warn: (fields, message) => void (warnings.push(message), logged.push(`${inspect(fields)} ${message}`)),
+        error: (fields, message) => void (warnings.push(message), logged.push(`${inspect(fields)} ${message}`)),
+      },
     });
     return { wallet, job };
   }
