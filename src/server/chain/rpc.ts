@@ -119,24 +119,31 @@ export type LogFilter = ({ fromBlock: bigint; toBlock: bigint } | { blockHash: s
 
 const hex = (n: bigint) => `0x${n.toString(16)}`;
 
+/**
+ * A node's URL without its user and password, and those as a Basic Authorization header: fetch refuses
+ * credentials in URLs (the Ethereum RPC's and the Tron API's URLs may carry a provider's).
+ */
+export function withoutCredentials(url: string): { url: URL; authorization?: string } {
+  const parsed = new URL(url);
+  if (!parsed.username && !parsed.password) return { url: parsed };
+  const user = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  parsed.username = '';
+  parsed.password = '';
+  return { url: parsed, authorization: `Basic ${Buffer.from(user).toString('base64')}` };
+}
+
 export class JsonRpcClient {
   private id = 0;
   private readonly url: string;
   private readonly headers: Record<string, string> = { 'Content-Type': 'application/json' };
 
-  /** User and password in the URL become a Basic Authorization header: fetch refuses them in URLs. */
   constructor(
     url: string,
     private readonly timeoutMs = 30_000,
   ) {
-    const parsed = new URL(url);
-    if (parsed.username || parsed.password) {
-      const user = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
-      this.headers.Authorization = `Basic ${Buffer.from(user).toString('base64')}`;
-      parsed.username = '';
-      parsed.password = '';
-    }
-    this.url = parsed.toString();
+    const { url: bare, authorization } = withoutCredentials(url);
+    if (authorization) this.headers.Authorization = authorization;
+    this.url = bare.toString();
   }
 
   async call<T>(method: string, params: unknown[]): Promise<T> {

@@ -6,6 +6,7 @@
 // addresses as 41-hex, messages as hex of their text. A user and password in the URL become a Basic
 // Authorization header; an error names the API's path, never the URL (it may carry a key).
 import { tronAddressToId } from '../addresses/derivation.js';
+import { withoutCredentials } from '../chain/rpc.js';
 import { referenceBlockOf, type SignedTronTransaction, type TronReferenceBlock } from './tron.js';
 import type { ChainLog } from './transfer-proof.js';
 
@@ -48,15 +49,10 @@ export class TronNode {
     url: string,
     private readonly timeoutMs = 30_000,
   ) {
-    const parsed = new URL(url);
-    if (parsed.username || parsed.password) {
-      const user = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
-      this.headers.Authorization = `Basic ${Buffer.from(user).toString('base64')}`;
-      parsed.username = '';
-      parsed.password = '';
-    }
+    const { url: bare, authorization } = withoutCredentials(url);
+    if (authorization) this.headers.Authorization = authorization;
     // The API's paths go after the URL's own (a provider's key may be a path segment).
-    this.base = parsed.toString().replace(/\/+$/, '');
+    this.base = bare.toString().replace(/\/+$/, '');
   }
 
   /** The head block: what a new transaction refers to (TaPoS) and counts its expiration from. */
