@@ -325,7 +325,7 @@ export class ChainScanner {
     gauges?.halted.set({ network }, position.halted_at ? 1 : 0);
     if (position.halted_at) {
       // Once per process (e.g. after a restart), not on every poll.
-      if (!this.haltReported) this.options.log?.error({ network, haltedAt: position.halted_at }, `crediting on ${network} is HALTED: review, then partner-api chain resume --network ${network.toLowerCase()}`);
+      if (!this.haltReported) this.options.log?.error({ network, haltedAt: position.halted_at }, `crediting on ${network} is HALTED: review, then partner-api chain resume --blockchain ${network.toLowerCase()}`);
       this.haltReported = true;
       return undefined;
     }

@@ -17,7 +17,7 @@ function fromBlockFlag(flags: Flags): bigint | undefined {
 }
 
 export async function chainResumeCommand(platform: Platform, flags: Flags): Promise<Output> {
-  const network = networkFlag(flags, 'network');
+  const network = networkFlag(flags, 'blockchain');
   const fromBlock = fromBlockFlag(flags);
   const resumed = await resumeNetwork(platform.db, network, fromBlock).catch((error: unknown) => {
     throw error instanceof ScanPositionForwardError ? new RefusedError(error.message) : error;

@@ -31,7 +31,7 @@ describe.each(DATABASES)('chain resume --from-block on %s', (kind) => {
     await expect(resumeNetwork(database.db, 'Ethereum', 99_999_999n)).rejects.toThrow(ScanPositionForwardError);
     expect(await scanPosition()).toMatchObject({ next_block: 1000n, halted_at: null });
     // The operator's command: a clear message and exit code 1 (RefusedError).
-    const refused = await chainResumeCommand({ db: database.db } as Platform, { network: 'ethereum', 'from-block': '99999999' }).catch((e: unknown) => e);
+    const refused = await chainResumeCommand({ db: database.db } as Platform, { blockchain: 'ethereum', 'from-block': '99999999' }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RefusedError);
     expect((refused as Error).message).toMatch(/past Ethereum's scan position \(next block 1000\).*never scanned/);
     expect((await scanPosition()).next_block).toBe(1000n);
