@@ -274,7 +274,7 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     const expected = [{ txId: seen, amount: 4_000_000, confirmations: 1, requiredConfirmations: CONFIRMATIONS }];
     expect(await readOrder()).toMatchObject({ receivedAmount: 0, status: 'NEW', unconfirmedDeposits: expected });
     expect(await listed()).toMatchObject({ uuid: o.uuid, receivedAmount: 0, unconfirmedDeposits: expected });
-    // The payer's page says so too (issue 35, item 5): its live part, as page.js reads it.
+    // The payment page says so too (issue 35, item 5): its live part, as page.js reads it.
     const page = await fetch(`${(await readOrder()).paymentUrl}/state`);
     expect(((await page.json()) as { html: string }).html).toContain(`Payment seen, confirming 1 of ${CONFIRMATIONS}: 4 USDT`);
 
