@@ -4,7 +4,7 @@
 // instances' clocks do not matter, and no connection is held for it: a holder whose host vanishes
 // (killed, frozen, cut off without its TCP connections closing) loses the job when its lease runs out,
 // within LEASE_SECONDS + the others' interval, not when PostgreSQL's keepalive notices (2 h by default).
-// Correctness never rests on the lease (the scan position's row lock and the outbox claim's SKIP LOCKED still guard the writes):
+// Correctness never rests on the lease (the scan position's row lock and the outbox's SKIP LOCKED still guard the writes):
 // it is what keeps N instances from making N times the RPC calls.
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
@@ -26,7 +26,7 @@ const TAKE_OR_RENEW_SQL = `
   RETURNING holder`;
 
 export class JobLease {
-  /** The lease's holder: this instance for this job, unique per process and job. ("Claim" is the outbox's word: callbacks/outbox.ts.) */
+  /** The lease's holder: this instance for this job, unique per process and job. */
   private readonly holder = randomUUID();
   private held = false;
   /** When the lease last renewed runs out (performance.now() time), and the timer that reports it. */
