@@ -2,7 +2,7 @@
 // state machine. ERC-20 Transfer logs to watched deposit addresses (decoded in transfer-logs.ts), read over
 // JSON-RPC up to the confirmed head, credited in the same transaction that advances the scan position.
 // One implementation for Ethereum and Tron. The scan position is a row of the chain_cursors table, which
-// keeps the name it had before issue 48: "cursor" is the API's page token, so the code says scan position.
+// keeps its name from before issue 48; the code says scan position, as the README's words do.
 import type { Network } from '../addresses/derivation.js';
 import type { ChainConfig } from '../config.js';
 import type { Database } from '../db/database.js';
