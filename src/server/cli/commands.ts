@@ -66,7 +66,7 @@ export interface Command {
 const JSON_FLAG: FlagSpec = { description: 'print the result as JSON' };
 
 /** A command's network, `--blockchain` as the contract names it; `--network`, its spelling before issue 48, still works. */
-const BLOCKCHAIN_FILTER = (description: string): FlagSpec => ({ value: NETWORK_VALUE, description, oldSpelling: 'network' });
+const blockchainFlag = (description: string): FlagSpec => ({ value: NETWORK_VALUE, description, oldSpelling: 'network' });
 
 /** How long a rotation's old secrets keep working unless told (as Stripe's webhook secrets). */
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
@@ -376,7 +376,7 @@ export const COMMANDS: Command[] = [
     words: ['withdrawals', 'pending'],
     summary: 'lists the queued withdrawals, oldest first: what to pay by hand (CSV, or JSON)',
     flags: {
-      blockchain: BLOCKCHAIN_FILTER("only this network's"),
+      blockchain: blockchainFlag("only this network's"),
       json: { description: 'print JSON instead of CSV' },
     },
     example: 'partner-api withdrawals pending --blockchain Tron > to-pay.csv',
@@ -568,7 +568,7 @@ export const COMMANDS: Command[] = [
     words: ['addresses', 'export'],
     summary: 'lists every issued deposit address with its derivation path, merchant, order and credited total (CSV, or JSON), and each network\'s highest used index and largest gap',
     flags: {
-      blockchain: BLOCKCHAIN_FILTER("only this network's addresses"),
+      blockchain: blockchainFlag("only this network's addresses"),
       from: { value: 'DATE', description: 'only addresses issued at or after this date (2026-11-01, or 2026-11-01T12:00:00Z)' },
       to: { value: 'DATE', description: 'only addresses issued before this date' },
       json: { description: 'print JSON (the addresses and each network\'s indexes) instead of CSV' },
@@ -589,7 +589,7 @@ export const COMMANDS: Command[] = [
     words: ['chain', 'resume'],
     summary: 'resumes crediting on a network halted by a reorg deeper than its confirmations, after review',
     flags: {
-      blockchain: { ...BLOCKCHAIN_FILTER('the halted network'), required: true },
+      blockchain: { ...blockchainFlag('the halted network'), required: true },
       'from-block': { value: 'N', description: 'rescan from this block (the first block the reorg replaced)' },
       json: JSON_FLAG,
     },
