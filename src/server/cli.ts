@@ -106,6 +106,21 @@ function findCommand(words: string[]): { command?: Command; group: Command[]; re
   return { group, rest: words.slice(group.length > 0 ? 1 : 0) };
 }
 
+/**
+ * A flag given in its old spelling (`--network`) is read as the new one (`--blockchain`), with a note on
+ * stderr so that scripts move over; both at once is a usage error, since they name one thing.
+ */
+function readOldSpellings(command: Command, flags: Flags, io: Io): Flags {
+  for (const [flag, spec] of Object.entries(command.flags)) {
+    const old = spec.oldSpelling;
+    if (old === undefined || flags[old] === undefined) continue;
+    if (flags[flag] !== undefined) throw new UsageError(`--${old} is the old spelling of --${flag}: give --${flag} only`);
+    io.stderr.write(`partner-api: --${old} is the old spelling of --${flag}; it still works, say --${flag}\n`);
+    flags = { ...flags, [flag]: flags[old], [old]: undefined };
+  }
+  return flags;
+}
+
 /** parseArgs' messages are long and name our internals: one line, naming the flag as it was typed. */
 function usageFromParseError(error: unknown): UsageError {
   const { code, message } = error as { code?: string; message: string };
@@ -119,7 +134,12 @@ function usageFromParseError(error: unknown): UsageError {
 function parseCommandFlags(command: Command, args: string[]): Flags {
   const options = {
     ...Object.fromEntries(SETTING_NAMES.map((s) => [s, { type: 'string' as const }])),
-    ...Object.fromEntries(Object.entries(command.flags).map(([flag, spec]) => [flag, { type: spec.value ? ('string' as const) : ('boolean' as const), multiple: spec.multiple ?? false }])),
+    ...Object.fromEntries(
+      Object.entries(command.flags).flatMap(([flag, spec]) => {
+        const option = { type: spec.value ? ('string' as const) : ('boolean' as const), multiple: spec.multiple ?? false };
+        return spec.oldSpelling ? [[flag, option], [spec.oldSpelling, option]] : [[flag, option]];
+      }),
+    ),
     ...HELP_FLAGS,
   };
   try {
@@ -160,7 +180,7 @@ async function run(argv: string[], io: Io): Promise<number> {
   }
   let config: Config | undefined;
   try {
-    const flags = parseCommandFlags(command, argv.slice(command.words.length));
+    const flags = readOldSpellings(command, parseCommandFlags(command, argv.slice(command.words.length)), io);
     config = locateDataDirectory(readConfig(io.env, flags));
     await command.run(flags, config, { ...io, runCommand: runCli });
   } catch (error) {

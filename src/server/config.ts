@@ -320,7 +320,7 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     timestampToleranceSeconds: integer('TIMESTAMP_TOLERANCE_SECONDS', get('timestamp-tolerance-seconds') ?? '300', 1, 3600),
     requestTimeoutSeconds: integer('REQUEST_TIMEOUT_SECONDS', get('request-timeout-seconds') ?? '30', 1, 600),
     // A merchant's service may send a burst of a few hundred requests at once (200 concurrent creates
-    // are tested), a payer's browser opens about 6 per page and many payers share a carrier's address:
+    // are tested), a payer's browser opens about 6 per payment page and many payers share a carrier's address:
     // 512 leaves room for them, and one address holds an eighth of the total at most.
     connections: {
       total: integer('MAX_CONNECTIONS', get('max-connections') ?? '4096', 1, 1_000_000),
@@ -329,7 +329,7 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
     trustedProxies: trustedProxies(get('trusted-proxies') ?? ''),
     publicUrl: publicUrl(mode, get('public-url')),
-    // An open page reads its order once a second: 300 a minute leaves room for a few payers behind one address.
+    // An open payment page reads its order once a second: 300 a minute leaves room for a few payers behind one address.
     paymentPageRateLimit: rateLimit(get('payment-page-rate-limit') ?? '300/60', 'PAYMENT_PAGE_RATE_LIMIT'),
     explorerTxUrls: {
       Tron: explorerTxUrl('TRON_EXPLORER_TX_URL', get('tron-explorer-tx-url') ?? 'https://tronscan.org/#/transaction/{txId}'),

@@ -1,6 +1,7 @@
 // A network's crediting halted after a reorg deeper than its confirmations (issue 9): what was
 // credited from the replaced blocks may no longer be on the chain, so nothing more is credited on
-// that network until an operator has looked and resumes it (`partner-api chain resume`).
+// that network until an operator has looked and resumes it (`partner-api chain resume`). Its state is
+// kept on the network's scan position (a chain_cursors row).
 import type { Network } from '../addresses/derivation.js';
 import type { Sql } from '../db/database.js';
 
@@ -22,30 +23,30 @@ export async function haltedNetworks(sql: Sql): Promise<HaltedNetwork[]> {
   return rows.map((r) => ({ network: r.network, haltedAt: r.halted_at, reason: r.halt_reason }));
 }
 
-/** A resume that would move the cursor forward past blocks never scanned: their deposits would be lost. */
-export class CursorForwardError extends Error {}
+/** A resume that would move the scan position forward past blocks never scanned: their deposits would be lost. */
+export class ScanPositionForwardError extends Error {}
 
 /**
  * Resumes a halted network after the operator's review: the scanner accepts the node's current chain
- * at the cursor, and with `fromBlock` scans again from there (e.g. the fork point, so transfers of the
+ * at its scan position, and with `fromBlock` scans again from there (e.g. the fork point, so transfers of the
  * new chain are credited; those credited before and only re-mined are not credited again).
- * `fromBlock` only moves the cursor back (or leaves it): past the cursor lie blocks never scanned,
- * and skipping them would lose their deposits, so that is refused (CursorForwardError), halted or not.
- * Undefined when the network has no cursor.
+ * `fromBlock` only moves the scan position back (or leaves it): past it lie blocks never scanned,
+ * and skipping them would lose their deposits, so that is refused (ScanPositionForwardError), halted or not.
+ * Undefined when the network has no scan position (it was never scanned).
  */
 export async function resumeNetwork(sql: Sql, network: Network, fromBlock?: bigint): Promise<{ wasHalted: boolean; reason: string | null; nextBlock: bigint } | undefined> {
   const [before] = await sql.query<{ halted_at: Date | null; halt_reason: string | null; next_block: bigint }>('SELECT halted_at, halt_reason, next_block FROM chain_cursors WHERE network = $1', [network]);
   if (!before) return undefined;
-  // One conditional statement: a scanner committing meanwhile only moves the cursor further forward.
+  // One conditional statement: a scanner committing meanwhile only moves the scan position further forward.
   const [row] = await sql.query<{ next_block: bigint }>(
     `UPDATE chain_cursors SET halted_at = NULL, halt_reason = NULL, last_block_hash = NULL, next_block = COALESCE($2, next_block)
       WHERE network = $1 AND ($2::bigint IS NULL OR $2::bigint <= next_block) RETURNING next_block`,
     [network, fromBlock ?? null],
   );
   if (!row) {
-    throw new CursorForwardError(
-      `--from-block ${fromBlock} is past ${network}'s scan cursor (next block ${before.next_block}): the blocks between were never scanned and their deposits would be lost; ` +
-        'only a block at or before the cursor can be given',
+    throw new ScanPositionForwardError(
+      `--from-block ${fromBlock} is past ${network}'s scan position (next block ${before.next_block}): the blocks between were never scanned and their deposits would be lost; ` +
+        'only a block at or before the scan position can be given',
     );
   }
   return { wasHalted: before.halted_at !== null, reason: before.halt_reason, nextBlock: row.next_block };

@@ -42,7 +42,7 @@ export async function rescanOrder(deps: { db: Database; config: Config; now: Clo
   const { chain, confirmations } = config.networks[network];
   if (!chain) throw new RescanError(`no ${network.toUpperCase()}_RPC_URL: ${network} cannot be scanned`);
   if ((await haltedNetworks(db)).some((h) => h.network === network)) {
-    throw new RescanError(`crediting on ${network} is halted after a deep reorg: resume it first (partner-api chain resume --network ${network.toLowerCase()})`);
+    throw new RescanError(`crediting on ${network} is halted after a deep reorg: resume it first (partner-api chain resume --blockchain ${network.toLowerCase()})`);
   }
   const scanner = new ChainScanner({ network, chain, confirmations, watchWindowSeconds: config.watchWindowSeconds, db, now });
   const head = await scanner.confirmedHead();

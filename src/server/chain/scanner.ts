@@ -1,7 +1,8 @@
-// The chain scanner (docs/design.md#the-platforms-architecture): the network's cursor and its state
-// machine. ERC-20 Transfer logs to watched deposit addresses (decoded in transfer-logs.ts), read over
-// JSON-RPC up to the confirmed head, credited in the same transaction that advances the cursor. One
-// implementation for Ethereum and Tron.
+// The chain scanner (docs/design.md#the-platforms-architecture): the network's scan position and its
+// state machine. ERC-20 Transfer logs to watched deposit addresses (decoded in transfer-logs.ts), read over
+// JSON-RPC up to the confirmed head, credited in the same transaction that advances the scan position.
+// One implementation for Ethereum and Tron. The scan position is a row of the chain_cursors table, which
+// keeps its name from before issue 48; the code says scan position, as the README's words do.
 import type { Network } from '../addresses/derivation.js';
 import type { ChainConfig } from '../config.js';
 import type { Database } from '../db/database.js';
@@ -69,7 +70,7 @@ export class NodeBehindError extends Error {}
 
 /** Gauges a scanner keeps up to date (Prometheus, in the platform). */
 export interface ScannerGauges {
-  /** Confirmed blocks not yet scanned: confirmed head − cursor + 1. */
+  /** Confirmed blocks not yet scanned: confirmed head − scan position + 1. */
   lag: { set(labels: { network: string }, value: number): void };
   /** 1 while the network is halted after a reorg deeper than its confirmations. */
   halted: { set(labels: { network: string }, value: number): void };
@@ -86,7 +87,8 @@ export interface ScannerOptions {
   gauges?: ScannerGauges;
 }
 
-interface CursorRow {
+/** A network's scan position: the next block to scan, the last scanned block's hash, and whether it is halted. */
+interface ScanPositionRow {
   next_block: bigint;
   last_block_hash: string | null;
   halted_at: Date | null;
@@ -136,7 +138,7 @@ export class ChainScanner {
   }
 
   /**
-   * Makes sure the network has a cursor. The first one starts at *_START_BLOCK, or at the confirmed
+   * Makes sure the network has a scan position. The first one starts at *_START_BLOCK, or at the confirmed
    * head when no order waits on this network yet; with orders waiting and no start block it refuses,
    * since their earlier deposits would never be credited.
    */
@@ -159,9 +161,9 @@ export class ChainScanner {
     await db.query('INSERT INTO chain_cursors (network, next_block) VALUES ($1, $2) ON CONFLICT (network) DO NOTHING', [network, start < 0n ? 0n : start]);
   }
 
-  private async cursor(): Promise<CursorRow> {
+  private async scanPosition(): Promise<ScanPositionRow> {
     await this.prepare();
-    const [row] = await this.options.db.query<CursorRow>('SELECT next_block, last_block_hash, halted_at FROM chain_cursors WHERE network = $1', [this.options.network]);
+    const [row] = await this.options.db.query<ScanPositionRow>('SELECT next_block, last_block_hash, halted_at FROM chain_cursors WHERE network = $1', [this.options.network]);
     return row!;
   }
 
@@ -319,18 +321,18 @@ export class ChainScanner {
   /** Scans the next range of confirmed blocks; undefined when there is none yet, or the network is halted. */
   async scanOnce(): Promise<ScanResult | undefined> {
     const { db, network, chain, now, watchWindowSeconds, gauges } = this.options;
-    const cursor = await this.cursor();
-    gauges?.halted.set({ network }, cursor.halted_at ? 1 : 0);
-    if (cursor.halted_at) {
+    const position = await this.scanPosition();
+    gauges?.halted.set({ network }, position.halted_at ? 1 : 0);
+    if (position.halted_at) {
       // Once per process (e.g. after a restart), not on every poll.
-      if (!this.haltReported) this.options.log?.error({ network, haltedAt: cursor.halted_at }, `crediting on ${network} is HALTED: review, then partner-api chain resume --network ${network.toLowerCase()}`);
+      if (!this.haltReported) this.options.log?.error({ network, haltedAt: position.halted_at }, `crediting on ${network} is HALTED: review, then partner-api chain resume --blockchain ${network.toLowerCase()}`);
       this.haltReported = true;
       return undefined;
     }
     this.haltReported = false;
     const heads = await this.heads();
     const head = heads.confirmed;
-    const fromBlock = cursor.next_block;
+    const fromBlock = position.next_block;
     const lag = head >= fromBlock ? head - fromBlock + 1n : 0n;
     gauges?.lag.set({ network }, Number(lag));
     if (fromBlock > head) {
@@ -338,14 +340,14 @@ export class ChainScanner {
       return undefined;
     }
 
-    // Continuity: the block the cursor last scanned must still be the node's block at that height.
+    // Continuity: the block last scanned must still be the node's block at that height.
     // It had its confirmations when it was scanned, so a change means a reorg deeper than them.
     const first = await this.requireBlock(fromBlock, 'the first block of the range');
-    if (cursor.last_block_hash) {
-      const last = await this.requireBlock(fromBlock - 1n, "the cursor's last block");
-      if (last.hash !== cursor.last_block_hash) {
-        await halt(db, network, new Date(now()), `block ${fromBlock - 1n} is now ${last.hash}, but ${cursor.last_block_hash} was scanned: a reorg deeper than ${this.options.confirmations} confirmations`);
-        this.options.log?.error({ network, block: String(fromBlock - 1n), scanned: cursor.last_block_hash, now: last.hash }, 'deep reorg: crediting on this network is HALTED until an operator resumes it (partner-api chain resume)');
+    if (position.last_block_hash) {
+      const last = await this.requireBlock(fromBlock - 1n, 'the last scanned block');
+      if (last.hash !== position.last_block_hash) {
+        await halt(db, network, new Date(now()), `block ${fromBlock - 1n} is now ${last.hash}, but ${position.last_block_hash} was scanned: a reorg deeper than ${this.options.confirmations} confirmations`);
+        this.options.log?.error({ network, block: String(fromBlock - 1n), scanned: position.last_block_hash, now: last.hash }, 'deep reorg: crediting on this network is HALTED until an operator resumes it (partner-api chain resume)');
         gauges?.halted.set({ network }, 1);
         this.haltReported = true;
         return undefined;
@@ -378,7 +380,7 @@ export class ChainScanner {
     if (ignored > 0) this.options.log?.warn({ network, fromBlock: String(fromBlock), toBlock: String(queryEnd), ignored }, 'logs ignored: not the token contract\'s Transfer to a requested address');
 
     // The node must have had the whole range: a lagging backend answers eth_getLogs for blocks it
-    // does not have with nothing, and the cursor would pass deposits that are then lost.
+    // does not have with nothing, and the scan position would pass deposits that are then lost.
     const end = await this.requireBlock(toBlock, 'the last block of the range');
     if (single && end.hash !== first.hash) throw new NodeBehindError(`block ${toBlock} changed during the scan: retried next round`);
     if (logs.some((log) => BigInt(log.blockNumber) === toBlock && log.blockHash && log.blockHash.toLowerCase() !== end.hash)) {
@@ -390,8 +392,8 @@ export class ChainScanner {
     await this.stampBlockTimes(transfers, [first, end]);
 
     const credits = await db.transaction(async (tx) => {
-      // The cursor row is locked and checked: a second instance that scanned the range meanwhile wins.
-      const [locked] = await tx.query<CursorRow>('SELECT next_block, last_block_hash, halted_at FROM chain_cursors WHERE network = $1 FOR UPDATE', [network]);
+      // The scan position's row is locked and checked: a second instance that scanned the range meanwhile wins.
+      const [locked] = await tx.query<ScanPositionRow>('SELECT next_block, last_block_hash, halted_at FROM chain_cursors WHERE network = $1 FOR UPDATE', [network]);
       if (locked!.next_block !== fromBlock || locked!.halted_at) return undefined;
       const { credits: credited, refusals } = await creditTransfers(tx, transfers, { now: wallClock, at, watchWindowSeconds });
       for (const { transfer, reason } of refusals) this.options.log?.error({ network, txHash: transfer.txHash, logIndex: transfer.logIndex, to: transfer.to }, `transfer not credited: ${reason}`);
@@ -412,7 +414,7 @@ export class ChainScanner {
   }
 
   /**
-   * Nothing to confirm this round (the confirmed head has not moved past the cursor): the transfers
+   * Nothing to confirm this round (the confirmed head has not moved past the scan position): the transfers
    * above it are read again all the same, so that a payment shows on its order within one poll and
    * its confirmations count up (and a reorg that removed it removes it).
    */
@@ -429,7 +431,7 @@ export class ChainScanner {
       transfers = acceptedTransfers(network, logs, chain.tokenContract, requested).transfers;
     }
     await db.transaction(async (tx) => {
-      const [locked] = await tx.query<CursorRow>('SELECT next_block, last_block_hash, halted_at FROM chain_cursors WHERE network = $1 FOR UPDATE', [network]);
+      const [locked] = await tx.query<ScanPositionRow>('SELECT next_block, last_block_hash, halted_at FROM chain_cursors WHERE network = $1 FOR UPDATE', [network]);
       if (locked!.next_block !== fromBlock || locked!.halted_at) return;
       await replaceUnconfirmed(tx, network, fromBlock - 1n, { transfers, latest: heads.latest, requiredConfirmations: requiredConfirmations(heads), at: wallClock });
     });

@@ -44,7 +44,7 @@ export type ExportFilters = ReturnType<typeof exportFilters>;
 
 /** The export's flags, checked before any database is opened: a wrong one is refused at once. */
 export function exportFilters(flags: Flags) {
-  const network = flags.network === undefined ? undefined : networkFlag(flags, 'network');
+  const network = flags.blockchain === undefined ? undefined : networkFlag(flags, 'blockchain');
   const from = dateFlag(flags, 'from');
   const to = dateFlag(flags, 'to');
   if (from && to && from >= to) throw new UsageError('--from must be before --to');

@@ -1,7 +1,7 @@
 // The operator's chain commands behind the CLI: `chain resume` after a halt, `deposits rescan` of one order.
 import { isUuid } from '../shared/uuid.js';
 import type { Platform } from '../platform.js';
-import { CursorForwardError, resumeNetwork } from '../chain/halt.js';
+import { ScanPositionForwardError, resumeNetwork } from '../chain/halt.js';
 import { rescanOrder } from '../chain/rescan.js';
 import { RefusedError, UsageError } from './errors.js';
 import { networkFlag, type Flags } from './flags.js';
@@ -17,10 +17,10 @@ function fromBlockFlag(flags: Flags): bigint | undefined {
 }
 
 export async function chainResumeCommand(platform: Platform, flags: Flags): Promise<Output> {
-  const network = networkFlag(flags, 'network');
+  const network = networkFlag(flags, 'blockchain');
   const fromBlock = fromBlockFlag(flags);
   const resumed = await resumeNetwork(platform.db, network, fromBlock).catch((error: unknown) => {
-    throw error instanceof CursorForwardError ? new RefusedError(error.message) : error;
+    throw error instanceof ScanPositionForwardError ? new RefusedError(error.message) : error;
   });
   if (!resumed) throw new RefusedError(`${network} has never been scanned: nothing to resume`);
   const value = { network, wasHalted: resumed.wasHalted, haltReason: resumed.reason, nextBlock: String(resumed.nextBlock) };

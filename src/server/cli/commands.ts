@@ -33,6 +33,11 @@ export interface FlagSpec {
   required?: boolean;
   /** The flag may be given several times (its value is then a list). */
   multiple?: boolean;
+  /**
+   * An older spelling still accepted, with a note on stderr, so that scripts written before keep working
+   * (`--network` for `--blockchain`, issue 48: the contract's word). Help shows the new spelling only.
+   */
+  oldSpelling?: string;
 }
 
 /** What a command reads its settings from and writes to: the process's own (../cli.ts main), or a test's. */
@@ -60,6 +65,9 @@ export interface Command {
 
 const JSON_FLAG: FlagSpec = { description: 'print the result as JSON' };
 
+/** A command's network, `--blockchain` as the contract names it; `--network`, its spelling before issue 48, still works. */
+const blockchainFlag = (description: string): FlagSpec => ({ value: NETWORK_VALUE, description, oldSpelling: 'network' });
+
 /** How long a rotation's old secrets keep working unless told (as Stripe's webhook secrets). */
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
 /** The merchant cache of every instance (http/authentication.ts): an ended grace period is over everywhere within it. */
@@ -72,7 +80,7 @@ function workerCount(flags: Flags): number {
   return count;
 }
 
-/** --display-name: what payers read on the page, so 1 to 100 characters without control characters. */
+/** --display-name: what payers read on the payment page, so 1 to 100 characters without control characters. */
 const displayNameFlag = (flags: Flags) => textFlag(flags, 'display-name', 100);
 
 function print(io: Io, flags: Flags, value: unknown, text: string) {
@@ -368,13 +376,13 @@ export const COMMANDS: Command[] = [
     words: ['withdrawals', 'pending'],
     summary: 'lists the queued withdrawals, oldest first: what to pay by hand (CSV, or JSON)',
     flags: {
-      network: { value: NETWORK_VALUE, description: "only this network's" },
+      blockchain: blockchainFlag("only this network's"),
       json: { description: 'print JSON instead of CSV' },
     },
-    example: 'partner-api withdrawals pending --network Tron > to-pay.csv',
+    example: 'partner-api withdrawals pending --blockchain Tron > to-pay.csv',
     runByRunningPlatform: true,
     async run(flags, config, io) {
-      const network = flags.network === undefined ? undefined : networkFlag(flags, 'network');
+      const network = flags.blockchain === undefined ? undefined : networkFlag(flags, 'blockchain');
       const rows = await withPlatform(io, config, (p) => payableWithdrawals(p.db, network));
       const shown = rows.map((w) => ({
         uuid: w.uuid,
@@ -560,12 +568,12 @@ export const COMMANDS: Command[] = [
     words: ['addresses', 'export'],
     summary: 'lists every issued deposit address with its derivation path, merchant, order and credited total (CSV, or JSON), and each network\'s highest used index and largest gap',
     flags: {
-      network: { value: NETWORK_VALUE, description: "only this network's addresses" },
+      blockchain: blockchainFlag("only this network's addresses"),
       from: { value: 'DATE', description: 'only addresses issued at or after this date (2026-11-01, or 2026-11-01T12:00:00Z)' },
       to: { value: 'DATE', description: 'only addresses issued before this date' },
       json: { description: 'print JSON (the addresses and each network\'s indexes) instead of CSV' },
     },
-    example: 'partner-api addresses export --network Tron --from 2026-11-01 > tron-addresses.csv',
+    example: 'partner-api addresses export --blockchain Tron --from 2026-11-01 > tron-addresses.csv',
     runByRunningPlatform: true,
     async run(flags, config, io) {
       const filters = exportFilters(flags);
@@ -581,11 +589,11 @@ export const COMMANDS: Command[] = [
     words: ['chain', 'resume'],
     summary: 'resumes crediting on a network halted by a reorg deeper than its confirmations, after review',
     flags: {
-      network: { value: NETWORK_VALUE, description: 'the halted network', required: true },
+      blockchain: { ...blockchainFlag('the halted network'), required: true },
       'from-block': { value: 'N', description: 'rescan from this block (the first block the reorg replaced)' },
       json: JSON_FLAG,
     },
-    example: 'partner-api chain resume --network Ethereum --from-block 21000000',
+    example: 'partner-api chain resume --blockchain Ethereum --from-block 21000000',
     runByRunningPlatform: true,
     run: printedResult(chainResumeCommand),
   },

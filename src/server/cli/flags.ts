@@ -4,7 +4,7 @@ import { UsageError } from './errors.js';
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;
 
-/** Networks as the contract spells them; typed in any case (`--network tron` too). */
+/** Networks as the contract spells them; typed in any case (`--blockchain tron` too). */
 export const NETWORK_VALUE = 'Tron|Ethereum';
 
 export function required(flags: Flags, name: string): string {

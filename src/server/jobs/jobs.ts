@@ -69,14 +69,14 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
   for (const scanner of scanners) await scanner.prepare();
   const scannedNetworks = scanners.map((s) => s.network);
   const dispatcher = new CallbackDispatcher({ db, secrets: deps.secrets, config: config.callbacks, mode: config.mode, now, ...(log ? { log } : {}) });
-  // Every job but the dispatcher runs in one instance at a time, under its lease; the dispatcher runs in all (its claims are leased).
+  // Every job but the dispatcher runs in one instance at a time, under its lease; the dispatcher runs in all (the callbacks it claims are each held under a lease of their own).
   const leaseOf = (job: string) => new JobLease(db, job, log, deps.leaseGauge);
   const scanJobs = scanners.map((scanner) => ({ scanner, lease: leaseOf(`scan:${scanner.network}`) }));
   const expiryLease = leaseOf('expire-orders');
   for (const { scanner, lease } of scanJobs) scanner.start(() => lease.holds());
   dispatcher.start();
   const expiry = runRepeatedly(
-    // A full batch: more are due. By the database's clock; orders of networks with a scan cursor by chain time.
+    // A full batch: more are due. By the database's clock; orders of networks with a scan position by chain time.
     async () => (await expiryLease.holds()) && (await expireOrders(db, undefined, scannedNetworks, EXPIRY_BATCH)) === EXPIRY_BATCH,
     config.expiryIntervalSeconds * 1000,
     (error) => log?.warn({ err: error }, 'order expiry failed'),

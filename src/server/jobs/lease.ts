@@ -4,7 +4,7 @@
 // instances' clocks do not matter, and no connection is held for it: a holder whose host vanishes
 // (killed, frozen, cut off without its TCP connections closing) loses the job when its lease runs out,
 // within LEASE_SECONDS + the others' interval, not when PostgreSQL's keepalive notices (2 h by default).
-// Correctness never rests on the lease (the cursor row lock and SKIP LOCKED still guard the writes):
+// Correctness never rests on the lease (the scan position's row lock and the outbox's SKIP LOCKED still guard the writes):
 // it is what keeps N instances from making N times the RPC calls.
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
@@ -19,14 +19,14 @@ export const LEASE_SECONDS = 30;
  * Takes the lease when it is free or expired, renews it when this holder has it; no row when another
  * holder's lease is still running.
  */
-const CLAIM_SQL = `
+const TAKE_OR_RENEW_SQL = `
   INSERT INTO job_leases (job, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
   ON CONFLICT (job) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
    WHERE job_leases.holder = EXCLUDED.holder OR job_leases.expires_at <= now()
   RETURNING holder`;
 
 export class JobLease {
-  /** This instance's claim on the job: unique per process and job. */
+  /** The lease's holder: this instance for this job, unique per process and job. */
   private readonly holder = randomUUID();
   private held = false;
   /** When the lease last renewed runs out (performance.now() time), and the timer that reports it. */
@@ -52,7 +52,7 @@ export class JobLease {
     // The lease runs from the database's now(), which comes after this: counting from here ends it early, never late.
     const asked = performance.now();
     try {
-      holds = (await this.db.query(CLAIM_SQL, [this.job, this.holder, this.leaseSeconds])).length === 1;
+      holds = (await this.db.query(TAKE_OR_RENEW_SQL, [this.job, this.holder, this.leaseSeconds])).length === 1;
     } finally {
       this.report(holds);
     }
@@ -62,7 +62,7 @@ export class JobLease {
 
   /**
    * The gauge says 0 once the lease has run out unrenewed, whatever the instance was doing meanwhile (a
-   * renewal that hangs on a frozen connection, a process stopped and resumed): it never claims a lease
+   * renewal that hangs on a frozen connection, a process stopped and resumed): it never says it holds a lease
    * another instance may hold by now.
    */
   private reportEndOfLease(until: number): void {

@@ -12,7 +12,7 @@ export interface SandboxCredentials {
   displayName: string | null;
 }
 
-/** The name payers see on the sandbox merchant's pages, as a live merchant's display name (`merchants set-display-name` changes it). */
+/** The name payers see on the sandbox merchant's payment pages, as a live merchant's display name (`merchants set-display-name` changes it). */
 export const SANDBOX_DISPLAY_NAME = 'Sandbox shop';
 
 /** The sandbox merchant, created on the first start. */

@@ -168,7 +168,7 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     const refused = await cli(['deposits', 'rescan', '--order', order!.uuid]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/halted/);
-    const resumed = await cli(['chain', 'resume', '--network', 'ethereum', '--from-block', String(forkParent + 1n), '--json']);
+    const resumed = await cli(['chain', 'resume', '--blockchain', 'ethereum', '--from-block', String(forkParent + 1n), '--json']);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ network: 'Ethereum', wasHalted: true, nextBlock: String(forkParent + 1n) });
     const rescan = await cli(['deposits', 'rescan', '--order', order!.uuid, '--json']);
@@ -177,7 +177,7 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     const again = await cli(['deposits', 'rescan', '--order', order!.uuid, '--json']);
     expect(again.code, again.stderr).toBe(0); // a failure says why (a loaded CI run once printed nothing here)
     expect(JSON.parse(again.stdout)).toMatchObject({ transfersFound: 2, credited: [] });
-    const usage = await cli(['chain', 'resume', '--network', 'bitcoin']);
+    const usage = await cli(['chain', 'resume', '--blockchain', 'bitcoin']);
     expect(usage.code).toBe(64);
 
     // The server again: ready, scanning the new chain from the fork point, crediting nothing twice.

@@ -186,8 +186,8 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
       expect((error as RpcError).status).toBe(status);
     }
     expect(await received(o.uuid)).toBe(0);
-    const [cursor] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Ethereum'");
-    expect(cursor!.next_block).toBe(start); // the round ended: nothing committed
+    const [position] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Ethereum'");
+    expect(position!.next_block).toBe(start); // the round ended: nothing committed
 
     proxy.faults = {};
     const results = await scanAll(s);
@@ -202,7 +202,7 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     expect((await depositRows(o.uuid)).length).toBe(1);
   });
 
-  it('never moves the cursor past blocks a lagging backend does not have, and loses no transfer', async () => {
+  it('never moves the scan position past blocks a lagging backend does not have, and loses no transfer', async () => {
     const o = await order('lag');
     const start = await nextBlock();
     await token.transfer(senders[0]!, to(o.address), 1_000_000n);
@@ -213,8 +213,8 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     proxy.faults.lag = { blocks: 3, methods: ['eth_getLogs', 'eth_getBlockByNumber'] };
     const s = scanner(start);
     await expect(s.scanOnce()).rejects.toThrow(NodeBehindError);
-    const [cursor] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Ethereum'");
-    expect(cursor!.next_block).toBe(start);
+    const [position] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Ethereum'");
+    expect(position!.next_block).toBe(start);
     expect(await received(o.uuid)).toBe(0);
     expect(proxy.calls.some((c) => c.method === 'eth_getBlockByNumber' && c.refused)).toBe(true);
 
@@ -247,8 +247,8 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     proxy.faults.lag = { blocks: 3, methods: ['eth_getLogs'], hashQueriesHealthy };
     const s = scanner(start, query === 'token' ? { maxAddressesPerQuery: 1 } : {});
     await expect(s.scanOnce()).rejects.toThrow(NodeBehindError);
-    const [cursor] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Ethereum'");
-    expect(cursor!.next_block).toBe(start); // nothing committed
+    const [position] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Ethereum'");
+    expect(position!.next_block).toBe(start); // nothing committed
     expect(await received(o.uuid)).toBe(0);
     const getLogs = proxy.calls.filter((c) => c.method === 'eth_getLogs');
     expect(getLogs).toHaveLength(2); // the range, and its last block by hash
@@ -274,7 +274,7 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     const expected = [{ txId: seen, amount: 4_000_000, confirmations: 1, requiredConfirmations: CONFIRMATIONS }];
     expect(await readOrder()).toMatchObject({ receivedAmount: 0, status: 'NEW', unconfirmedDeposits: expected });
     expect(await listed()).toMatchObject({ uuid: o.uuid, receivedAmount: 0, unconfirmedDeposits: expected });
-    // The payer's page says so too (issue 35, item 5): its live part, as page.js reads it.
+    // The payment page says so too (issue 35, item 5): its live part, as page.js reads it.
     const page = await fetch(`${(await readOrder()).paymentUrl}/state`);
     expect(((await page.json()) as { html: string }).html).toContain(`Payment seen, confirming 1 of ${CONFIRMATIONS}: 4 USDT`);
 
@@ -334,7 +334,7 @@ describe.each(DATABASES)('the chain scanner against misbehaving nodes, on %s', (
     expect(gauges['halted/Ethereum']).toBe(1);
     expect(logged.some((l) => l.level === 'error' && /HALTED/.test(l.msg))).toBe(true);
     await chain.mine(3);
-    expect(await s.scanOnce()).toBeUndefined(); // stays halted: no cursor advance
+    expect(await s.scanOnce()).toBeUndefined(); // stays halted: no scan position advance
     expect(await received(o.uuid)).toBe(7_000_000);
 
     // The operator resumes from the fork point: the new chain is scanned; the re-mined transfer is

@@ -75,13 +75,13 @@ describe('finality "finalized" while the node has no finalized block', () => {
     });
     await expect(scanner.confirmedHead()).rejects.toBeInstanceOf(FinalityUnavailableError); // today's main: 989
     await expect(scanner.scanOnce()).rejects.toBeInstanceOf(FinalityUnavailableError);
-    const cursor = async () => (await database.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Ethereum'"))[0]!.next_block;
-    expect(await cursor()).toBe(900n);
+    const scanPosition = async () => (await database.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Ethereum'"))[0]!.next_block;
+    expect(await scanPosition()).toBe(900n);
 
     scanner.start();
     await expect.poll(() => warnings.some((w) => w.includes('no finalized block yet')), { timeout: 5000 }).toBe(true);
     await scanner.stop();
-    expect(await cursor()).toBe(900n);
+    expect(await scanPosition()).toBe(900n);
 
     node.finalized = 950n;
     expect(await scanner.confirmedHead()).toBe(950n);

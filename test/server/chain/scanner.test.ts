@@ -198,7 +198,7 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
     const s = scanner('Ethereum');
     expect(await s.scanOnce()).toMatchObject({ toBlock: 98n });
     expect((await read(o.uuid)).receivedAmount).toBe(7);
-    expect(await s.scanOnce()).toBeUndefined(); // the cursor moved on
+    expect(await s.scanOnce()).toBeUndefined(); // the scan position moved on
   });
 
   it('refuses a first scan that would skip the deposits of orders already waiting, unless told where to start', async () => {
@@ -206,7 +206,7 @@ describe.each(DATABASES)('the chain scanner on %s', (kind) => {
     await expect(scanner('Ethereum', { startBlock: undefined }).scanOnce()).rejects.toThrow(ScannerStartError);
     await expect(scanner('Ethereum', { startBlock: undefined }).scanOnce()).rejects.toThrow(/ETHEREUM_START_BLOCK is required/);
     expect(await scanner('Ethereum', { startBlock: 95 }).scanOnce()).toMatchObject({ fromBlock: 95n });
-    expect(await scanner('Ethereum', { startBlock: undefined }).scanOnce()).toBeUndefined(); // the cursor exists now
+    expect(await scanner('Ethereum', { startBlock: undefined }).scanOnce()).toBeUndefined(); // the scan position exists now
   });
 
   it('speaks Tron: 20-byte hex addresses without 41, transaction ids without 0x', async () => {
@@ -304,8 +304,8 @@ describe('the scanner on a Tron node (fixtures in Tron\'s JSON-RPC format)', () 
       const getLogs = chain.calls.find((c) => c.method === 'eth_getLogs')!.params[0] as { address: string; toBlock: string };
       expect(getLogs.address).toBe('0xa614f803b6fd780986a42c78ec9c7f77e6ded13c');
       expect(BigInt(getLogs.toBlock)).toBe(chain.head); // caught up, it reads on to the latest block for unconfirmed transfers…
-      const [cursor] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Tron'");
-      expect(cursor!.next_block).toBe(chain.head - 18n); // …and credits up to the confirmed head only: 20 confirmations
+      const [position] = await t.db.query<{ next_block: bigint }>("SELECT next_block FROM chain_cursors WHERE network = 'Tron'");
+      expect(position!.next_block).toBe(chain.head - 18n); // …and credits up to the confirmed head only: 20 confirmations
     } finally {
       await t.close();
       await chain.close();

@@ -87,7 +87,7 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
   });
 
   it('filters by network and by the date the address was issued', async () => {
-    const tron = await exported({ network: 'tron' });
+    const tron = await exported({ blockchain: 'tron' });
     expect(tron.addresses.map((a) => a.network)).toEqual(['Tron', 'Tron', 'Tron']);
     expect(tron.networks.map((n) => n.network)).toEqual(['Tron']);
     expect((await exported({ from: '2999-01-01' })).addresses).toEqual([]);
@@ -102,14 +102,14 @@ describe.each(DATABASES)('addresses export on %s', (kind) => {
     // Days the calendar lacks: JavaScript rolled them over or counted a year 0, which the database refused (exit 70).
     for (const day of ['2026-02-31', '2026-02-29T12:00:00Z', '0000-01-01', '0000-06-01T00:00:00Z']) expect(() => exportFilters({ from: day }), day).toThrow(/--from must be a date/);
     expect(exportFilters({ from: '2028-02-29', to: '9999-12-31' }).from).toEqual(new Date('2028-02-29T00:00:00Z'));
-    expect(() => exportFilters({ network: 'Bitcoin' })).toThrow(/--network must be Tron or Ethereum/);
+    expect(() => exportFilters({ blockchain: 'Bitcoin' })).toThrow(/--blockchain must be Tron or Ethereum/);
   });
 
   it('refuses a wrong flag before it opens or makes any database', async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'partner-export-')), 'data');
-    const outcome = await runCommand(['addresses', 'export', '--network', 'Bitcoin', '--data-dir', dataDir]);
+    const outcome = await runCommand(['addresses', 'export', '--blockchain', 'Bitcoin', '--data-dir', dataDir]);
     expect(outcome.code).toBe(64);
-    expect(outcome.stderr).toMatch(/--network must be Tron or Ethereum/);
+    expect(outcome.stderr).toMatch(/--blockchain must be Tron or Ethereum/);
     expect(existsSync(dataDir)).toBe(false);
   });
 
@@ -173,9 +173,26 @@ describe('partner-api addresses export, the command', () => {
     expect(code).toBe(0);
     expect(stdout).toBe('network,index,derivation_path,address,merchant_id,merchant,order,external_id,issued_at,credited_units,last_credit_at\r\n');
     expect(stderr).toBe('no addresses issued\n');
-    const json = await runCommand(['addresses', 'export', '--json', '--network', 'Tron'], env);
+    const json = await runCommand(['addresses', 'export', '--json', '--blockchain', 'Tron'], env);
     expect(JSON.parse(json.stdout)).toEqual({ addresses: [], networks: [] });
     const bad = await runCommand(['addresses', 'export', '--to', 'soon'], env);
     expect(bad).toMatchObject({ code: 64, stderr: 'partner-api: --to must be a date such as 2026-11-01, 2026-11-01 12:00:00 (UTC) or 2026-11-01T12:00:00Z (see partner-api addresses export --help)\n' });
+  });
+
+  // Issue 48: the flag says `blockchain`, as the contract; scripts that say --network keep working, told so.
+  it('reads --network, the old spelling of --blockchain, with a note on stderr; both at once is a usage error', async () => {
+    const env = { DATA_DIR: dataDir, DATABASE_URL: '' };
+    const old = await runCommand(['addresses', 'export', '--json', '--network', 'tron'], env);
+    expect(old.code).toBe(0);
+    expect(JSON.parse(old.stdout)).toEqual({ addresses: [], networks: [] });
+    expect(old.stderr).toBe('partner-api: --network is the old spelling of --blockchain; it still works, say --blockchain\n');
+    const wrong = await runCommand(['addresses', 'export', '--network', 'Bitcoin'], env);
+    expect(wrong.code).toBe(64);
+    expect(wrong.stderr).toMatch(/--blockchain must be Tron or Ethereum/);
+    const both = await runCommand(['addresses', 'export', '--network', 'Tron', '--blockchain', 'Tron'], env);
+    expect(both).toMatchObject({ code: 64, stderr: 'partner-api: --network is the old spelling of --blockchain: give --blockchain only (see partner-api addresses export --help)\n' });
+    const help = await runCommand(['addresses', 'export', '--help'], env);
+    expect(help.stdout).toContain('--blockchain Tron|Ethereum');
+    expect(help.stdout).not.toContain('--network');
   });
 });

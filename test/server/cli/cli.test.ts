@@ -187,7 +187,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['merchants', 'end-grace'], ['--api-key KEY']],
     [['withdrawals', 'create'], ['--api-key KEY', '--external-id ID', '--amount AMOUNT', '--blockchain Tron|Ethereum', '--destination-address ADDR']],
     [['withdrawals', 'set-status'], ['--uuid UUID', '--status DONE|FAILED', '--tx-id HASH', '--without-proof', '--reason TEXT']],
-    [['withdrawals', 'pending'], ['--network Tron|Ethereum', '--json']],
+    [['withdrawals', 'pending'], ['--blockchain Tron|Ethereum', '--json']],
     [['withdrawals', 'record-tx'], ['--uuid UUID', '--tx-id HASH']],
     [['withdrawals', 'approve'], ['--uuid UUID']],
     [['withdrawals', 'reject'], ['--uuid UUID', '--reason TEXT']],
@@ -196,7 +196,7 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['callbacks', 'list'], ['--order UUID', '--withdrawal UUID', '--state', '--limit N']],
     [['callbacks', 'redeliver'], ['--webhook-id ID']],
     [['deposits', 'rescan'], ['--order UUID', '--from-block N']],
-    [['chain', 'resume'], ['--network Tron|Ethereum', '--from-block N']],
+    [['chain', 'resume'], ['--blockchain Tron|Ethereum', '--from-block N']],
   ];
   const env = () => ({ DATA_DIR: freshDataDir() });
 
@@ -371,7 +371,7 @@ describe('partner-api serve', () => {
     // The new merchant works at once against the server that created it.
     const client = createPartnerClient({ baseUrl, apiKey: merchant.apiKey, apiSecret: merchant.apiSecret });
     expect((await client.POST('/partner/v1/platforms/orders', { body: orderRequest('onboarded-1') })).response.status).toBe(201);
-    const exported = await command(['addresses', 'export', '--network', 'Tron'], { DATA_DIR: dataDir });
+    const exported = await command(['addresses', 'export', '--blockchain', 'Tron'], { DATA_DIR: dataDir });
     expect(exported.code).toBe(0);
     expect(exported.stdout.split('\r\n')[0]).toMatch(/^network,index,derivation_path,address/);
     expect(exported.stdout).toContain('Onboarded while running');

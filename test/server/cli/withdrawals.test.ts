@@ -113,7 +113,7 @@ describe('partner-api withdrawals', { timeout: 240_000 }, () => {
 
 describe('partner-api withdrawals pending and record-tx, and DONE in live mode', { timeout: 240_000 }, () => {
   it('lists what to pay as CSV or JSON, oldest first', async () => {
-    const csv = await cli(['withdrawals', 'pending', '--network', 'Tron'], env);
+    const csv = await cli(['withdrawals', 'pending', '--blockchain', 'Tron'], env);
     expect(csv.code).toBe(0);
     const [header, ...rows] = csv.stdout.trim().split('\r\n');
     expect(header).toBe('uuid,network,destinationAddress,amount,merchantId,externalId,createdAt,waitingForFundsSince');

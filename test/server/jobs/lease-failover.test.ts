@@ -1,6 +1,6 @@
-// Leadership when the leader's host vanishes without closing its TCP connections (issue 23 #3): the
-// leader reaches PostgreSQL through a TCP proxy on loopback that is then frozen (nothing passes either
-// way, no connection is closed, as when a host loses power or its network), and the leader's process is
+// A job's lease when its holder's host vanishes without closing its TCP connections (issue 23 #3): the
+// holder reaches PostgreSQL through a TCP proxy on loopback that is then frozen (nothing passes either
+// way, no connection is closed, as when a host loses power or its network), and the holder's process is
 // stopped with SIGSTOP. The other instance must take its jobs within 60 s; the figure is printed.
 // Under the advisory lock held on a session this took about 2 h (PostgreSQL's keepalive).
 import { createConnection, createServer, type Socket } from 'node:net';
@@ -48,12 +48,13 @@ async function startFreezableProxy(target: URL) {
   };
 }
 
-async function leads(instance: RunningPartnerApi, job: string): Promise<boolean> {
+/** Whether the instance holds the job's lease, as its metrics say. */
+async function holdsLease(instance: RunningPartnerApi, job: string): Promise<boolean> {
   const metrics = await (await fetch(`${instance.baseUrl}/metrics`)).text();
-  return new RegExp(`^partner_job_leader\\{job="${job}"\\} 1$`, 'm').test(metrics);
+  return new RegExp(`^partner_job_lease_held\\{job="${job}"\\} 1$`, 'm').test(metrics);
 }
 
-describe.skipIf(!TEST_DATABASE_URL)('leadership when the leader vanishes behind a frozen TCP connection', () => {
+describe.skipIf(!TEST_DATABASE_URL)('a lease when its holder vanishes behind a frozen TCP connection', () => {
   it('moves the expiry job to the other instance within 60 s', { timeout: 180_000 }, async () => {
     const database = await freshDatabase('postgres');
     await database.db.close();
@@ -63,25 +64,25 @@ describe.skipIf(!TEST_DATABASE_URL)('leadership when the leader vanishes behind 
     const started: RunningPartnerApi[] = [];
     try {
       // The default settings: the lease and the expiry job's interval as an operator runs them.
-      const leader = await startPartnerApi({ ...shared, DATA_DIR: dirs[0]!, DATABASE_URL: proxy.url });
-      started.push(leader);
-      await until('the first instance to lead', async () => ((await leads(leader, 'expire-orders')) ? true : undefined), 30_000);
+      const holder = await startPartnerApi({ ...shared, DATA_DIR: dirs[0]!, DATABASE_URL: proxy.url });
+      started.push(holder);
+      await until('the first instance to hold the lease', async () => ((await holdsLease(holder, 'expire-orders')) ? true : undefined), 30_000);
       const other = await startPartnerApi({ ...shared, DATA_DIR: dirs[1]!, DATABASE_URL: database.url! });
       started.push(other);
       await new Promise((r) => setTimeout(r, 2000));
-      expect(await leads(other, 'expire-orders')).toBe(false);
+      expect(await holdsLease(other, 'expire-orders')).toBe(false);
 
       proxy.freeze();
-      leader.process.process.kill('SIGSTOP');
+      holder.process.process.kill('SIGSTOP');
       const vanished = Date.now();
-      await until('the other instance to take the expiry job', async () => ((await leads(other, 'expire-orders')) ? true : undefined), 90_000, () => other.process.output());
+      await until('the other instance to take the expiry job', async () => ((await holdsLease(other, 'expire-orders')) ? true : undefined), 90_000, () => other.process.output());
       const seconds = (Date.now() - vanished) / 1000;
-      console.log(`failover after the leader vanished: ${seconds.toFixed(1)} s`);
+      console.log(`failover after the holder vanished: ${seconds.toFixed(1)} s`);
       expect(seconds).toBeLessThanOrEqual(60);
-      // Resumed, its connection still frozen (its renewal hangs): it no longer claims the lease it lost.
-      leader.process.process.kill('SIGCONT');
-      await until('the resumed instance to report the lease it lost', async () => ((await leads(leader, 'expire-orders')) === false ? true : undefined), 10_000);
-      expect(await leads(other, 'expire-orders')).toBe(true);
+      // Resumed, its connection still frozen (its renewal hangs): it no longer says it holds the lease it lost.
+      holder.process.process.kill('SIGCONT');
+      await until('the resumed instance to report the lease it lost', async () => ((await holdsLease(holder, 'expire-orders')) === false ? true : undefined), 10_000);
+      expect(await holdsLease(other, 'expire-orders')).toBe(true);
     } finally {
       for (const instance of started) instance.process.process.kill('SIGKILL');
       await proxy.close();

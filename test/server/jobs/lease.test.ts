@@ -1,5 +1,5 @@
 // Three `partner-api serve` processes on one PostgreSQL (issue 9, item 6): each network's scanner and
-// the expiry job run in one instance at a time, under an advisory lock, and another takes over when
+// the expiry job run in one instance at a time, under its lease, and another takes over when
 // the holder is killed with SIGKILL. Each instance reaches the chain through its own fault proxy, so
 // the test sees which instances scan: one before the kill, one of the two others after it. Every
 // transfer is credited once, every callback delivered, each order's callbacks in sequence order.
@@ -17,15 +17,16 @@ import { orderRequest } from '../../fixtures/orders.js';
 
 const INSTANCES = 3;
 
-async function leads(instance: RunningPartnerApi, job: string): Promise<boolean> {
+/** Whether the instance holds the job's lease, as its metrics say. */
+async function holdsLease(instance: RunningPartnerApi, job: string): Promise<boolean> {
   const metrics = await (await fetch(`${instance.baseUrl}/metrics`)).text();
-  return new RegExp(`^partner_job_leader\\{job="${job}"\\} 1$`, 'm').test(metrics);
+  return new RegExp(`^partner_job_lease_held\\{job="${job}"\\} 1$`, 'm').test(metrics);
 }
 
 const getLogsCalls = (proxy: FaultProxy) => proxy.calls.filter((c) => c.method === 'eth_getLogs').length;
 
 describe.skipIf(!TEST_DATABASE_URL)('three instances on one PostgreSQL', () => {
-  it('scan in one instance at a time, take over after a SIGKILL of the leader, credit and deliver everything once', async () => {
+  it('scan in one instance at a time, take over after a SIGKILL of the holder, credit and deliver everything once', async () => {
     const chain = await startChain({ automine: false });
     const receiver = await startReceiver();
     const database = await freshDatabase('postgres');
@@ -50,7 +51,7 @@ describe.skipIf(!TEST_DATABASE_URL)('three instances on one PostgreSQL', () => {
       const client = instances[0]!.client();
       const orders: CreatedDepositOrder[] = [];
       for (let i = 0; i < 12; i++) {
-        const { data } = await client.POST('/partner/v1/platforms/orders', { body: orderRequest(`lead-${i}`, { blockchain: 'Ethereum', callbackUrl: `${receiver.url}/lead/${i}` }) });
+        const { data } = await client.POST('/partner/v1/platforms/orders', { body: orderRequest(`lease-${i}`, { blockchain: 'Ethereum', callbackUrl: `${receiver.url}/lease/${i}` }) });
         orders.push(data!);
       }
 
@@ -75,22 +76,22 @@ describe.skipIf(!TEST_DATABASE_URL)('three instances on one PostgreSQL', () => {
       await until('half the callbacks', async () => (receiver.deliveries.length >= transfers / 2 ? true : undefined), 60_000, log);
       const scanning = proxies.map(getLogsCalls);
       expect(scanning.filter((calls) => calls > 0), `eth_getLogs calls by instance: ${scanning}`).toHaveLength(1);
-      const leader = scanning.findIndex((calls) => calls > 0);
-      const leaderFlags = await Promise.all(instances.map((p) => leads(p, 'scan:Ethereum')));
-      expect(leaderFlags).toEqual(instances.map((_, i) => i === leader));
-      expect((await Promise.all(instances.map((p) => leads(p, 'expire-orders')))).filter(Boolean)).toHaveLength(1);
+      const holder = scanning.findIndex((calls) => calls > 0);
+      const holding = await Promise.all(instances.map((p) => holdsLease(p, 'scan:Ethereum')));
+      expect(holding).toEqual(instances.map((_, i) => i === holder));
+      expect((await Promise.all(instances.map((p) => holdsLease(p, 'expire-orders')))).filter(Boolean)).toHaveLength(1);
 
       // kill -9 of the scanning instance in the middle of the burst: one of the two others takes over.
       const burst = mineBurst(15);
       await new Promise((r) => setTimeout(r, 300));
-      instances[leader]!.process.process.kill('SIGKILL');
-      await new Promise((resolve) => instances[leader]!.process.process.once('exit', resolve));
+      instances[holder]!.process.process.kill('SIGKILL');
+      await new Promise((resolve) => instances[holder]!.process.process.once('exit', resolve));
       await burst;
       await chain.mine(3);
-      const survivors = instances.map((_, i) => i).filter((i) => i !== leader);
+      const survivors = instances.map((_, i) => i).filter((i) => i !== holder);
       const survivor = instances[survivors[0]!]!.client();
       await until(
-        'every deposit credited by the new leader',
+        'every deposit credited by the new holder of the lease',
         async () => {
           for (const order of orders) {
             const { data } = await survivor.GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order.uuid } } });
@@ -103,7 +104,7 @@ describe.skipIf(!TEST_DATABASE_URL)('three instances on one PostgreSQL', () => {
       );
       const successors = survivors.filter((i) => getLogsCalls(proxies[i]!) > 0);
       expect(successors, `eth_getLogs calls by instance: ${proxies.map(getLogsCalls)}`).toHaveLength(1);
-      expect(await leads(instances[successors[0]!]!, 'scan:Ethereum')).toBe(true);
+      expect(await holdsLease(instances[successors[0]!]!, 'scan:Ethereum')).toBe(true);
 
       const ids = await until(
         'every callback delivered',
