@@ -6,8 +6,9 @@ import type { Database } from '../../../src/server/db/database.js';
 import { migrate } from '../../../src/server/db/migrate.js';
 import { expireOrders } from '../../../src/server/orders/expiry.js';
 import { orderRequest } from '../../fixtures/orders.js';
-import { startCallbackPlatform, T0, type CallbackPlatform } from '../../support/callback-platform.js';
-import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { T0, useCallbackPlatform, type CallbackPlatform } from '../../support/callback-platform.js';
+import type { Receiver } from '../../support/receiver.js';
+import { DATABASES, freshDatabase, type TestPlatform } from '../../support/platform.js';
 
 describe.each(DATABASES)('order expiry on %s', (kind) => {
   let database: { db: Database; drop: () => Promise<void> };
@@ -58,14 +59,35 @@ describe.each(DATABASES)('order expiry on %s', (kind) => {
   });
 });
 
-// Through the platform and the real dispatcher to a receiver on loopback: the expiry's callback too.
-describe.each(DATABASES)('order expiry by chain time on %s', (kind) => {
-  let c: CallbackPlatform;
-  let clock = T0;
-  beforeAll(async () => {
-    c = await startCallbackPlatform(kind, () => clock);
+// Through the platform and the real dispatcher to a receiver on loopback: the expiry's callbacks too, a
+// late payment after it, and the end of the watch window.
+describe.each(DATABASES)('order expiry through the platform on %s', (kind) => {
+  let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
+  useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
+  const deposit = (uuid: string, amount: number) => c.deposit(uuid, amount);
+
+  it('expires an unpaid order with a callback, honours a late payment, and stops at the watch window', async () => {
+    const order = await c.createOrder('exp-1');
+    await deposit(order.uuid, 999_999);
+    clock = T0 + 3600 * 1000 - 1000;
+    expect(await expireOrders(t.db, new Date(clock))).toBe(0);
+    clock = T0 + 3600 * 1000;
+    expect(await expireOrders(t.db, new Date(clock))).toBe(1);
+    expect(await expireOrders(t.db, new Date(clock))).toBe(0); // each order expires once
+    const late = await deposit(order.uuid, 1);
+    expect(late.body).toMatchObject({ status: 'DONE', receivedAmount: 1_000_000 });
+    clock = T0 + (3600 + 7 * 86_400 + 1) * 1000;
+    const outside = await deposit(order.uuid, 5);
+    expect(outside.status).toBe(409);
+    expect(outside.body.code).toBe('order_not_watched');
+    await c.drain();
+    const deliveries = await receiver.waitFor(3, (d) => d.path === '/ok/exp-1');
+    expect(deliveries.map((d) => [JSON.parse(d.body).event, JSON.parse(d.body).status])).toEqual([
+      ['order.deposit', 'NEW'],
+      ['order.expired', 'EXPIRED'],
+      ['order.deposit', 'DONE'],
+    ]);
   });
-  afterAll(() => c?.close());
 
   it('expires the orders of a scanned network by its chain time, the others by the clock', async () => {
     const status = async (uuid: string) => (await c.t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!.status;
