@@ -41,11 +41,14 @@ export interface AttemptRow {
 
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 
+/** The platform's calls a test makes most, usable before it starts (they run once it has). */
+export type CallbackCalls = Pick<CallbackPlatform, 'deposit' | 'elapse' | 'attempts'>;
+
 /**
  * A describe block's callback platform: started before its tests (handed to `started`), closed after
  * them, and its clock put back after each test (`resetClock`), so that each test starts at T0.
  */
-export function useCallbackPlatform(kind: DatabaseKind, { now, started, resetClock }: { now: Clock; started: (c: CallbackPlatform) => void; resetClock: () => void }): void {
+export function useCallbackPlatform(kind: DatabaseKind, { now, started, resetClock }: { now: Clock; started: (c: CallbackPlatform) => void; resetClock: () => void }): CallbackCalls {
   let platform: CallbackPlatform | undefined;
   beforeAll(async () => {
     platform = await startCallbackPlatform(kind, now);
@@ -53,6 +56,11 @@ export function useCallbackPlatform(kind: DatabaseKind, { now, started, resetClo
   });
   afterAll(() => platform?.close());
   afterEach(resetClock);
+  return {
+    deposit: (uuid, amount) => platform!.deposit(uuid, amount),
+    elapse: (ms) => platform!.elapse(ms),
+    attempts: (webhookPath) => platform!.attempts(webhookPath),
+  };
 }
 
 /** Retries after 5 s and 60 s, a 1 s timeout, and loopback receivers allowed. */

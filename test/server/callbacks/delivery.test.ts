@@ -16,9 +16,7 @@ import { DATABASES, type TestPlatform } from '../../support/platform.js';
 
 describe.each(DATABASES)('callback delivery on %s', (kind) => {
   let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
-  useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
-  const deposit = (uuid: string, amount: number) => c.deposit(uuid, amount);
-  const attempts = (webhookPath: string) => c.attempts(webhookPath);
+  const { deposit, attempts } = useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
 
   it('records why an attempt got no answer: nothing listening is connection_refused, a 2xx no error', async () => {
     const closed = await startReceiver();

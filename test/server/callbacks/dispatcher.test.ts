@@ -12,8 +12,7 @@ import { DATABASES, type TestPlatform } from '../../support/platform.js';
 
 describe.each(DATABASES)('the callback dispatcher on %s', (kind) => {
   let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
-  useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
-  const deposit = (uuid: string, amount: number) => c.deposit(uuid, amount);
+  const { deposit } = useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
 
   it('lets several dispatchers share the outbox: each event is delivered once', async () => {
     const orders = await Promise.all(Array.from({ length: 12 }, (_, i) => c.createOrder(`share-${i}`, '/ok/share')));

@@ -61,8 +61,7 @@ describe.runIf(TEST_DATABASE_URL)('the events feed with a long transaction open 
 // Through the platform and the real dispatcher to a receiver on loopback: the feed's item is the callback as sent.
 describe.each(DATABASES)('the events feed and its callbacks on %s', (kind) => {
   let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
-  useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
-  const deposit = (uuid: string, amount: number) => c.deposit(uuid, amount);
+  const { deposit } = useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
 
   it("shows each delivered callback in the events feed under its webhook-id, its body the same bytes, and redelivers it under that id", async () => {
     const order = await c.createOrder('feed-bytes');

@@ -16,10 +16,7 @@ const validCallback = createContractAjv().compile({ $ref: 'contract.json#/compon
 
 describe.each(DATABASES)('the outbox on %s', (kind) => {
   let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
-  useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
-  const deposit = (uuid: string, amount: number) => c.deposit(uuid, amount);
-  const elapse = (ms: number) => c.elapse(ms);
-  const attempts = (webhookPath: string) => c.attempts(webhookPath);
+  const { deposit, elapse, attempts } = useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
 
   it('retries a receiver that answers 500, with the first retry about 5 s later, then gives up at the end of the schedule', async () => {
     const order = await c.createOrder('r500', '/status/500');

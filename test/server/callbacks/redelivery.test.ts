@@ -9,10 +9,7 @@ import { DATABASES, type TestPlatform } from '../../support/platform.js';
 
 describe.each(DATABASES)('redelivery on %s', (kind) => {
   let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
-  useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
-  const deposit = (uuid: string, amount: number) => c.deposit(uuid, amount);
-  const elapse = (ms: number) => c.elapse(ms);
-  const attempts = (webhookPath: string) => c.attempts(webhookPath);
+  const { deposit, elapse, attempts } = useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
 
   it('guards each record by its claim: a result that outlived its lease never overwrites the newer one', async () => {
     const config = { ...t.platform.config.callbacks, timeoutSeconds: 10 };

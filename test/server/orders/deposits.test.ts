@@ -16,8 +16,7 @@ const contract = JSON.parse(readFileSync(new URL('../../../generated/openapi.jso
 
 describe.each(DATABASES)('crediting deposits on %s', (kind) => {
   let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
-  useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
-  const deposit = (uuid: string, amount: number) => c.deposit(uuid, amount);
+  const { deposit } = useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
 
   it('credits exact sums, moves NEW → DONE at minAmount, and calls back once per deposit, signed', async () => {
     const order = await c.createOrder('dep-1');
