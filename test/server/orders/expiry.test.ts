@@ -1,17 +1,17 @@
 // The expiry job's clock (issue 23): the database's, one for every instance; and orders of a network that
 // has a scan cursor expire by its chain time even in an instance without that network's RPC URL.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
-import { migrate } from '../../../src/server/db/migrate.js';
 import { expireOrders } from '../../../src/server/orders/expiry.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { T0, useCallbackPlatform, type CallbackPlatform } from '../../support/callback-platform.js';
 import type { Receiver } from '../../support/receiver.js';
-import { DATABASES, freshDatabase, type TestPlatform } from '../../support/platform.js';
+import { DATABASES, type TestPlatform } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 
 describe.each(DATABASES)('order expiry on %s', (kind) => {
-  let database: { db: Database; drop: () => Promise<void> };
+  let database: { db: Database };
   let merchant: string;
   const status = async (uuid: string) => (await database.db.query<{ status: string }>('SELECT status FROM deposit_orders WHERE uuid = $1', [uuid]))[0]!.status;
   let index = 0;
@@ -26,15 +26,10 @@ describe.each(DATABASES)('order expiry on %s', (kind) => {
     return uuid;
   }
 
-  beforeAll(async () => {
-    database = await freshDatabase(kind);
-    await migrate(database.db);
+  useDatabase(kind, 'all', async (db) => {
+    database = { db };
     merchant = randomUUID();
     await database.db.query("INSERT INTO merchants (id, name, api_key) VALUES ($1, 'm', 'pk_test_expiry')", [merchant]);
-  });
-  afterAll(async () => {
-    await database?.db.close();
-    await database?.drop();
   });
 
   it('expires by the database clock when given no time', async () => {
@@ -63,8 +58,7 @@ describe.each(DATABASES)('order expiry on %s', (kind) => {
 // late payment after it, and the end of the watch window.
 describe.each(DATABASES)('order expiry through the platform on %s', (kind) => {
   let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
-  useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
-  const deposit = (uuid: string, amount: number) => c.deposit(uuid, amount);
+  const { deposit } = useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
 
   it('expires an unpaid order with a callback, honours a late payment, and stops at the watch window', async () => {
     const order = await c.createOrder('exp-1');
