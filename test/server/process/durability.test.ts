@@ -18,6 +18,31 @@ async function serve(env: Record<string, string>) {
   return { server: platform.process, client: platform.client() };
 }
 
+/**
+ * 16 workers send `request(w, i)`, each until the server is gone; it is killed (SIGKILL) once 60 were
+ * acknowledged (201). Those, and how many were sent: more, some cut off in flight.
+ */
+async function burstUntilKilled<T>(
+  server: Awaited<ReturnType<typeof serve>>['server'],
+  request: (w: number, i: number) => Promise<{ response: Response; data?: T }>,
+): Promise<{ acknowledged: T[]; sent: number }> {
+  const acknowledged: T[] = [];
+  let sent = 0;
+  const worker = async (w: number) => {
+    for (let i = 0; ; i++) {
+      sent++;
+      const result = await request(w, i).catch(() => undefined);
+      if (!result) return; // the server is gone
+      if (result.response.status === 201) acknowledged.push(result.data!);
+    }
+  };
+  const burst = Promise.all(Array.from({ length: 16 }, (_, w) => worker(w)));
+  while (acknowledged.length < 60) await new Promise((r) => setTimeout(r, 20));
+  server.process.kill('SIGKILL');
+  await burst;
+  return { acknowledged, sent };
+}
+
 describe.each(DATABASES)('durability on %s', (kind) => {
   it('keeps every acknowledged create across a SIGKILL mid-burst', async () => {
     const dataDir = copiedDataDirectory('partner-kill-');
@@ -26,23 +51,10 @@ describe.each(DATABASES)('durability on %s', (kind) => {
     const env = { DATA_DIR: dataDir, ...(database?.url ? { DATABASE_URL: database.url } : {}) };
     try {
       const first = await serve(env);
-      const acknowledged: CreatedDepositOrder[] = [];
-      let sent = 0;
-      const worker = async (w: number) => {
-        for (let i = 0; ; i++) {
-          sent++;
-          const blockchain = (w + i) % 2 ? 'Tron' : 'Ethereum';
-          const result = await first.client
-            .POST('/partner/v1/platforms/orders', { body: orderRequest(`kill-${w}-${i}`, { blockchain, customerId: `c${w}` }) })
-            .catch(() => undefined);
-          if (!result) return; // the server is gone
-          if (result.response.status === 201) acknowledged.push(result.data!);
-        }
-      };
-      const burst = Promise.all(Array.from({ length: 16 }, (_, w) => worker(w)));
-      while (acknowledged.length < 60) await new Promise((r) => setTimeout(r, 20));
-      first.server.process.kill('SIGKILL');
-      await burst;
+      const { acknowledged, sent } = await burstUntilKilled<CreatedDepositOrder>(first.server, (w, i) => {
+        const blockchain = (w + i) % 2 ? 'Tron' : 'Ethereum';
+        return first.client.POST('/partner/v1/platforms/orders', { body: orderRequest(`kill-${w}-${i}`, { blockchain, customerId: `c${w}` }) });
+      });
       expect(sent).toBeGreaterThan(acknowledged.length); // some requests were cut off in flight
 
       const second = await serve(env);
@@ -87,21 +99,10 @@ describe.each(DATABASES)('withdrawals across a SIGKILL on %s', (kind) => {
       const order = await first.client.POST('/partner/v1/platforms/orders', { body: orderRequest('funding') });
       const FUNDS = 1_000_000_000_000; // a million USDT: more than the burst can take
       await first.client.POST('/sandbox/v1/orders/{uuid}/deposits', { params: { path: { uuid: order.data!.uuid } }, body: { amount: FUNDS } });
-      const acknowledged: Withdrawal[] = [];
-      let sent = 0;
-      const worker = async (w: number) => {
-        for (let i = 0; ; i++) {
-          sent++;
-          const body = { externalId: `kill-wd-${w}-${i}`, blockchain: 'Tron' as const, currency: 'USDT' as const, amount: 1 + w + i / 1000, destinationAddress: SAMPLE_TRON_DESTINATION };
-          const result = await first.client.POST('/partner/v1/platforms/withdrawals', { body }).catch(() => undefined);
-          if (!result) return; // the server is gone
-          if (result.response.status === 201) acknowledged.push(result.data!);
-        }
-      };
-      const burst = Promise.all(Array.from({ length: 16 }, (_, w) => worker(w)));
-      while (acknowledged.length < 60) await new Promise((r) => setTimeout(r, 20));
-      first.server.process.kill('SIGKILL');
-      await burst;
+      const { acknowledged, sent } = await burstUntilKilled<Withdrawal>(first.server, (w, i) => {
+        const body = { externalId: `kill-wd-${w}-${i}`, blockchain: 'Tron' as const, currency: 'USDT' as const, amount: 1 + w + i / 1000, destinationAddress: SAMPLE_TRON_DESTINATION };
+        return first.client.POST('/partner/v1/platforms/withdrawals', { body });
+      });
       expect(sent).toBeGreaterThan(acknowledged.length); // some requests were cut off in flight
 
       const second = await serve(env);
