@@ -14,6 +14,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createPartnerClient, createRequestSigner, type DepositOrder } from '../src/client/index.js';
+import { DONE_ORDER } from '../test/fixtures/orders.js';
 import { publishResults } from './support.js';
 
 function option(name: string, fallback: number): number {
@@ -33,14 +34,10 @@ const API_SECRET = 'sk_bench_0123456789abcdef0123456789abcdef';
 const UUID = '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b';
 const PATH = `/partner/v2/platforms/orders/${UUID}`;
 
-// openapi/components/examples/DoneTronOrder.yaml, as the platform would answer it.
+// openapi/components/examples/DoneTronOrder.yaml, as the platform would answer it (the tests' sample
+// order, with its real QR code: a body of the size the platform sends).
 const ORDER = {
-  uuid: UUID,
-  blockchain: 'Tron',
-  currency: 'USDT',
-  targetCurrency: 'USDT',
-  customerId: 'cust-42',
-  address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH',
+  ...DONE_ORDER,
   addressQr:
     'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAIQAAACECAYAAABRRIOnAAAAAklEQVR4AewaftIAAARTSURBVO3BQW' +
     '4kRxIAQfdE///LvjzoEKcUCkVyRoswsy+s9Y/DWsNhreGw1nBYazisNRzWGg5rDR/+hcpvqrhRmSpuVKaKG5WbikllqnhC5TdV3B' +
@@ -58,12 +55,6 @@ const ORDER = {
     'UnKr6TyhMqT1TcVEwqNypvVNyovHFYazisNRzWGj78x6hMFZPKpPJExaTyRsWkMlXcqDxRMak8cVhrOKw1HNYaPvyfq5hUpopJ5a' +
     'ZiUpkqJpWpYlJ5QuWJiicOaw2HtYbDWsOHlyp+U8UbFZPKTcUbFZPKExWTyk3FpDJV3BzWGg5rDYe1hg8PqfwmlaniDZWpYlJ5om' +
     'JSmSqmiknliYpJ5abiicNaw2Gt4bDWYF9Y6x+HtYbDWsNhreGw1nBYazisNRzWGv4HcWhI5bfqPgUAAAAASUVORK5CYII=',
-  expiredAt: '2026-11-21 11:30:00',
-  rate: 1,
-  status: 'DONE',
-  minAmount: 1000000,
-  receivedAmount: 2500000,
-  paymentUrl: 'https://pay.partner-platform.test/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/q7Xm2Zr8Jv4Hn1Ck5Tp9Ww',
 } satisfies DepositOrder;
 const ORDER_BODY = Buffer.from(JSON.stringify(ORDER));
 

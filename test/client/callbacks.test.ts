@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CallbackVerificationError, signTestCallback, verifyCallback, type DepositOrderCallback } from '../../src/client/index.js';
 import { generateCallbackSecret } from '../../src/signing/index.js';
+import { DONE_ORDER } from '../fixtures/orders.js';
 import { callbackVector } from '../fixtures/vectors.js';
 
 const vectorHeaders = {
@@ -11,22 +12,13 @@ const vectorHeaders = {
 };
 const atVectorTime = { now: () => callbackVector['webhook-timestamp'] * 1000 };
 
+// The order as a callback carries it: as read, less the paymentUrl the read endpoint adds.
+const { paymentUrl: _addedAtRead, ...order } = DONE_ORDER;
 const event: DepositOrderCallback = {
   event: 'order.deposit',
   amount: 2500000,
   txId: '5c504ed432cb51138bcf09aa5e8a410dd4a1e204ef84bfed1be16dfba1b22060',
-  uuid: '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b',
-  blockchain: 'Tron',
-  currency: 'USDT',
-  targetCurrency: 'USDT',
-  customerId: 'cust-42',
-  address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH',
-  addressQr: 'data:image/png;base64,iVBORw0KGgo=',
-  expiredAt: '2026-11-21 11:30:00',
-  rate: 1,
-  status: 'DONE',
-  minAmount: 1000000,
-  receivedAmount: 2500000,
+  ...order,
   occurredAt: '2026-11-21 11:02:15',
   sequence: 1,
 };

@@ -14,26 +14,13 @@ import {
   type Withdrawal,
   type WithdrawalPage,
 } from '../../src/client/index.js';
+import { DONE_ORDER } from '../fixtures/orders.js';
 
 const BASE_URL = 'https://api.partner-platform.test';
 const SECRET = 'sk_test_pagination';
 const TIMESTAMP = 1763700000;
 
-const ORDER: DepositOrder = {
-  uuid: '0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b',
-  blockchain: 'Tron',
-  currency: 'USDT',
-  targetCurrency: 'USDT',
-  customerId: 'cust-42',
-  address: 'TUEZSdKsoDHQMeZwihtdoBiN46zxhGWYdH',
-  addressQr: 'data:image/png;base64,iVBORw0KGgo=',
-  expiredAt: '2026-11-21 11:30:00',
-  rate: 1,
-  status: 'DONE',
-  minAmount: 1000000,
-  receivedAmount: 2500000,
-  paymentUrl: 'https://pay.partner-platform.test/pay/0b9a6f1e-3c2d-4e5f-8a7b-6c5d4e3f2a1b/q7Xm2Zr8Jv4Hn1Ck5Tp9Ww',
-};
+const ORDER = DONE_ORDER;
 const order = (n: number): DepositOrder => ({ ...ORDER, uuid: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}` });
 
 const WITHDRAWAL: Withdrawal = {

@@ -91,6 +91,19 @@ async function runReconciliationSamples(run: Runner, lang: 'Shell' | 'Python') {
 }
 
 /**
+ * The sandbox withdrawal's samples, run on a funded balance: the withdrawal (WITHDRAWAL_UUID from here
+ * on) is PENDING under `externalId`, and reads so.
+ */
+async function runSandboxWithdrawalSamples(run: Runner, lang: 'Shell' | 'Python', externalId: string): Promise<{ uuid: string }> {
+  await platform.fund('Tron', 100_000_000n); // the withdrawals draw on the balance
+  const withdrawal = (await run(sampleOf('createSandboxWithdrawal', lang))) as { uuid: string };
+  expect(withdrawal).toMatchObject({ externalId, amount: 12.5, status: 'PENDING' });
+  ids.WITHDRAWAL_UUID = withdrawal.uuid;
+  expect(await run(sampleOf('getWithdrawal', lang))).toMatchObject({ uuid: withdrawal.uuid, status: 'PENDING' });
+  return withdrawal;
+}
+
+/**
  * The money-out samples, run after the sandbox withdrawal WITHDRAWAL_UUID was set DONE: the balances
  * (what the withdrawals hold and took), a withdrawal from the balance, and the feed of every event,
  * where the sandbox withdrawal's settlement is.
@@ -164,11 +177,7 @@ describe('the code samples of the docs', () => {
     expect(await runShell(sampleOf('simulateSandboxDeposit', 'Shell'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000, status: 'DONE' });
     await runReconciliationSamples(runShell, 'Shell');
 
-    await platform.fund('Tron', 100_000_000n); // the withdrawals draw on the balance
-    const withdrawal = (await runShell(sampleOf('createSandboxWithdrawal', 'Shell'))) as { uuid: string };
-    expect(withdrawal).toMatchObject({ externalId: 'wd-1001', amount: 12.5, status: 'PENDING' });
-    ids.WITHDRAWAL_UUID = withdrawal.uuid;
-    expect(await runShell(sampleOf('getWithdrawal', 'Shell'))).toMatchObject({ uuid: withdrawal.uuid, status: 'PENDING' });
+    const withdrawal = await runSandboxWithdrawalSamples(runShell, 'Shell', 'wd-1001');
     expect(await runShell(sampleOf('listWithdrawals', 'Shell'))).toEqual({
       data: [await runShell(sampleOf('getWithdrawal', 'Shell'))],
       hasMore: false,
@@ -188,11 +197,7 @@ describe('the code samples of the docs', () => {
     expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000 });
     await runReconciliationSamples(runPython, 'Python');
 
-    await platform.fund('Tron', 100_000_000n); // the withdrawals draw on the balance
-    const withdrawal = (await runPython(sampleOf('createSandboxWithdrawal', 'Python'))) as { uuid: string };
-    expect(withdrawal).toMatchObject({ externalId: 'wd-1003', amount: 12.5, status: 'PENDING' });
-    ids.WITHDRAWAL_UUID = withdrawal.uuid;
-    expect(await runPython(sampleOf('getWithdrawal', 'Python'))).toMatchObject({ uuid: withdrawal.uuid, status: 'PENDING' });
+    const withdrawal = await runSandboxWithdrawalSamples(runPython, 'Python', 'wd-1003');
     // The shell's sandbox withdrawal is DONE by now; its withdrawal from the balance is PENDING (no job settles it here).
     const pendingList = (await runPython(sampleOf('listWithdrawals', 'Python'))) as Page<{ externalId: string }>;
     expect(pendingList.hasMore).toBe(false);

@@ -105,53 +105,39 @@ const withdrawalBody = fc.record(
 
 const as = fc.constantFrom<FuzzRequest['as']>('merchant', 'merchant', 'merchant', 'merchant', 'other', 'unsigned');
 
+/** GETs of a list or feed at `path`: a limit, a cursor the run has seen and the list's `filters` in the query. */
+function listRequests(path: string, filters: (pool: FuzzPool) => Record<string, fc.Arbitrary<string>>): FuzzEndpoint['requests'] {
+  return (pool) => fc.record({ method: fc.constant('GET'), path: query({ limit, cursor: cursor(pool), ...filters(pool) }).map((q) => `${path}${q}`), as });
+}
+
 /** The endpoints fuzzed, each with the requests it is sent. */
 export const FUZZ_ENDPOINTS: FuzzEndpoint[] = [
   {
     name: 'the list of orders',
-    requests: (pool) =>
-      fc.record({
-        method: fc.constant('GET'),
-        path: query({
-          limit,
-          cursor: cursor(pool),
-          status: fc.oneof(fc.constantFrom('NEW', 'DONE', 'EXPIRED', 'new', 'PAID'), junk),
-          blockchain: fc.oneof(fc.constantFrom('Tron', 'Ethereum', 'tron', 'Bitcoin'), junk),
-          customerId: fc.oneof(fc.constantFrom('cust-42', 'cust-1'), junk),
-          externalId: fc.oneof(fc.constantFrom('fuzz-order-1', 'fuzz-order-2'), junk),
-          createdFrom: moment,
-          createdBefore: moment,
-          updatedSince: moment,
-        }).map((q) => `/partner/v1/platforms/orders${q}`),
-        as,
-      }),
+    requests: listRequests('/partner/v1/platforms/orders', () => ({
+      status: fc.oneof(fc.constantFrom('NEW', 'DONE', 'EXPIRED', 'new', 'PAID'), junk),
+      blockchain: fc.oneof(fc.constantFrom('Tron', 'Ethereum', 'tron', 'Bitcoin'), junk),
+      customerId: fc.oneof(fc.constantFrom('cust-42', 'cust-1'), junk),
+      externalId: fc.oneof(fc.constantFrom('fuzz-order-1', 'fuzz-order-2'), junk),
+      createdFrom: moment,
+      createdBefore: moment,
+      updatedSince: moment,
+    })),
   },
   {
     name: 'the list of withdrawals',
-    requests: (pool) =>
-      fc.record({
-        method: fc.constant('GET'),
-        path: query({
-          limit,
-          cursor: cursor(pool),
-          status: fc.oneof(fc.constantFrom('PENDING', 'DONE', 'FAILED', 'NEW'), junk),
-          blockchain: fc.oneof(fc.constantFrom('Tron', 'Ethereum'), junk),
-          externalId: fc.oneof(fc.constantFrom('fuzz-wd-1'), junk),
-          createdFrom: moment,
-          createdBefore: moment,
-          updatedSince: moment, // not a parameter of this list: refused by name
-        }).map((q) => `/partner/v1/platforms/withdrawals${q}`),
-        as,
-      }),
+    requests: listRequests('/partner/v1/platforms/withdrawals', () => ({
+      status: fc.oneof(fc.constantFrom('PENDING', 'DONE', 'FAILED', 'NEW'), junk),
+      blockchain: fc.oneof(fc.constantFrom('Tron', 'Ethereum'), junk),
+      externalId: fc.oneof(fc.constantFrom('fuzz-wd-1'), junk),
+      createdFrom: moment,
+      createdBefore: moment,
+      updatedSince: moment, // not a parameter of this list: refused by name
+    })),
   },
   {
     name: 'the events feed',
-    requests: (pool) =>
-      fc.record({
-        method: fc.constant('GET'),
-        path: query({ limit, cursor: cursor(pool), type: fc.oneof(fc.constantFrom('order.deposit', 'order.expired', 'order.paid'), junk), orderUuid: uuid(pool.orderUuids) }).map((q) => `/partner/v1/platforms/events${q}`),
-        as,
-      }),
+    requests: listRequests('/partner/v1/platforms/events', (pool) => ({ type: fc.oneof(fc.constantFrom('order.deposit', 'order.expired', 'order.paid'), junk), orderUuid: uuid(pool.orderUuids) })),
   },
   {
     name: "an event's deliveries",
@@ -175,18 +161,11 @@ export const FUZZ_ENDPOINTS: FuzzEndpoint[] = [
   },
   {
     name: 'the feed of every event',
-    requests: (pool) =>
-      fc.record({
-        method: fc.constant('GET'),
-        path: query({
-          limit,
-          cursor: cursor(pool),
-          type: fc.oneof(fc.constantFrom('order.deposit', 'withdrawal.updated', 'withdrawal.done', 'withdrawal.failed', 'withdrawal.paid'), junk),
-          orderUuid: uuid(pool.orderUuids),
-          withdrawalUuid: uuid(pool.withdrawalUuids),
-        }).map((q) => `/partner/v2/platforms/events${q}`),
-        as,
-      }),
+    requests: listRequests('/partner/v2/platforms/events', (pool) => ({
+      type: fc.oneof(fc.constantFrom('order.deposit', 'withdrawal.updated', 'withdrawal.done', 'withdrawal.failed', 'withdrawal.paid'), junk),
+      orderUuid: uuid(pool.orderUuids),
+      withdrawalUuid: uuid(pool.withdrawalUuids),
+    })),
   },
   {
     name: 'the balances',

@@ -186,30 +186,23 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     const burn = (sun: number) => {
       if (trx !== undefined) trxBalances.set(tx.owner, trx - BigInt(sun));
     };
+    /** A call that failed after burning `used` energy, as the node reports it: no transfer, the energy paid for. */
+    const fail = (result: 'OUT_OF_ENERGY' | 'REVERT', used: number, message: string) => {
+      tx.contractRet = result;
+      burn(used * energyPrice);
+      tx.info = {
+        ...base,
+        fee: used * energyPrice,
+        contractResult: [''],
+        receipt: { energy_fee: used * energyPrice, energy_usage_total: used, net_usage: NET_USAGE, result },
+        result: 'FAILED',
+        resMessage: utf8Hex(message),
+      };
+    };
     if (energy > energyLimit) {
-      tx.contractRet = 'OUT_OF_ENERGY';
-      const used = energyLimit;
-      burn(used * energyPrice);
-      tx.info = {
-        ...base,
-        fee: used * energyPrice,
-        contractResult: [''],
-        receipt: { energy_fee: used * energyPrice, energy_usage_total: used, net_usage: NET_USAGE, result: 'OUT_OF_ENERGY' },
-        result: 'FAILED',
-        resMessage: utf8Hex("Not enough energy for 'SSTORE' operation executing: curInvokeEnergyLimit[" + used + ']'),
-      };
+      fail('OUT_OF_ENERGY', energyLimit, "Not enough energy for 'SSTORE' operation executing: curInvokeEnergyLimit[" + energyLimit + ']');
     } else if (tx.revert || fromBalance < tx.amount) {
-      tx.contractRet = 'REVERT';
-      const used = Math.min(2_000, energyLimit);
-      burn(used * energyPrice);
-      tx.info = {
-        ...base,
-        fee: used * energyPrice,
-        contractResult: [''],
-        receipt: { energy_fee: used * energyPrice, energy_usage_total: used, net_usage: NET_USAGE, result: 'REVERT' },
-        result: 'FAILED',
-        resMessage: utf8Hex('REVERT opcode executed'),
-      };
+      fail('REVERT', Math.min(2_000, energyLimit), 'REVERT opcode executed');
     } else {
       tx.contractRet = 'SUCCESS';
       burn(energyFee);

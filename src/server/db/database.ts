@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { PGlite } from '@electric-sql/pglite';
+import type { Mutex, PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import type { BackendMessage, DatabaseError, RowDescriptionMessage } from 'pg-protocol/dist/messages.js';
 
@@ -113,12 +113,14 @@ export async function openPglite(dataDir: string | undefined, { createApart = fa
   await db.waitReady;
   const query = async <Row>(runner: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) =>
     (await runner.query<Row>(text, params as unknown[] | undefined)).rows;
-  const prepared = preparedPgliteQuery(driver, db);
+  const transactions = new driver.Mutex();
+  const prepared = preparedPgliteQuery(driver, db, transactions);
   return {
     kind: 'pglite',
     query: async <Row>(text: string, params?: readonly unknown[], options?: QueryOptions) => (await prepared<Row>(text, params ?? [], NO_BYTES, options)).rows,
     queryBytes: <Row>(text: string, params: readonly unknown[], bytes: readonly string[], options?: QueryOptions) => prepared<Row>(text, params, new Set(bytes), options),
-    transaction: (work) => db.transaction((tx) => work(unheld((text, params) => query(tx, text, params)))),
+    // Under the lock the prepared statements take (preparedPgliteQuery): none runs inside a transaction.
+    transaction: (work) => transactions.runExclusive(() => db.transaction((tx) => work(unheld((text, params) => query(tx, text, params))))),
     exec: async (text) => void (await db.exec(text)),
     // PGlite has one connection: the session is the database's.
     session: (work) => work({ query: async (text, params) => (await db.query(text, params as unknown[] | undefined)).rows as never[], exec: async (text) => void (await db.exec(text)) }),
@@ -154,18 +156,21 @@ function statementNames(): (text: string, options?: QueryOptions) => string | un
 /**
  * PGlite's query() parses and plans its statement at every call: 2.3 ms of the order insert's 3.6 ms.
  * This query prepares each statement once, named as on PostgreSQL (statementNames), and then only binds
- * and executes it, under PGlite's two locks and with its parsers and serializers, as query() does.
- * Statements in a transaction go through PGlite's own (its transaction holds the locks).
+ * and executes it, with PGlite's parsers and serializers, as query() does. Through PGlite's public API
+ * only: its runExclusive (the lock each statement of query() takes) and `transactions`, the lock the
+ * platform's transactions hold whole, so that no statement lands between a transaction's (PGlite's
+ * own lock for that is private: this one takes its place, two locks a statement as before). Statements
+ * in a transaction go through PGlite's own.
  */
-function preparedPgliteQuery({ protocol, parse: pgliteResults, wire }: PgliteModule, db: PGlite) {
+function preparedPgliteQuery({ protocol, parse: pgliteResults, wire }: PgliteModule, db: PGlite, transactions: Mutex) {
   const nameOf = statementNames();
   const parameterTypes = new Map<string, number[]>();
-  const answer = new AnswerBytes(); // one answer at a time: rowsOf runs under PGlite's query lock
+  const answer = new AnswerBytes(); // one answer at a time: rowsOf runs under PGlite's runExclusive
   const send = async (message: Uint8Array) => (await db.execProtocol(message, { syncToFs: false })).messages;
   const run = <Row>(name: string, text: string, params: readonly unknown[], bytes: ReadonlySet<string>): Promise<HeldRows<Row>> =>
-    db._runExclusiveTransaction(() =>
-      db._runExclusiveQuery(async () => {
-        await db._checkReady(); // a closed database refuses, as query() does
+    transactions.runExclusive(() =>
+      db.runExclusive(async () => {
+        refuseUnlessReady(db); // a closing or closed database refuses, as query() does
         let types = parameterTypes.get(name);
         if (!types) {
           try {
@@ -205,6 +210,11 @@ function preparedPgliteQuery({ protocol, parse: pgliteResults, wire }: PgliteMod
       return run<Row>(name, text, params, bytes);
     }
   };
+}
+
+/** What PGlite's query() throws once close() has begun: its wire calls would reach a stopped database. */
+function refuseUnlessReady(db: PGlite): void {
+  if (!db.ready) throw new Error(db.closed ? 'PGlite is closed' : 'PGlite is closing');
 }
 
 const NO_BYTES: ReadonlySet<string> = new Set();

@@ -8,7 +8,9 @@ import { readFeed } from '../../../src/server/callbacks/feed.js';
 import type { Database } from '../../../src/server/db/database.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { observedStatements } from '../../support/statements.js';
-import { startTestPlatform, TEST_DATABASE_URL, type TestPlatform } from '../../support/platform.js';
+import { T0, useCallbackPlatform, type CallbackPlatform } from '../../support/callback-platform.js';
+import type { Receiver } from '../../support/receiver.js';
+import { DATABASES, startTestPlatform, TEST_DATABASE_URL, type TestPlatform } from '../../support/platform.js';
 
 describe.runIf(TEST_DATABASE_URL)('the events feed with a long transaction open on PostgreSQL', () => {
   let t: TestPlatform;
@@ -53,5 +55,32 @@ describe.runIf(TEST_DATABASE_URL)('the events feed with a long transaction open 
     }
     const after = await read(t.db, t.merchant.merchantId);
     expect(after).toMatchObject({ events: 2, statements: 1 });
+  });
+});
+
+// Through the platform and the real dispatcher to a receiver on loopback: the feed's item is the callback as sent.
+describe.each(DATABASES)('the events feed and its callbacks on %s', (kind) => {
+  let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
+  const { deposit } = useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
+
+  it("shows each delivered callback in the events feed under its webhook-id, its body the same bytes, and redelivers it under that id", async () => {
+    const order = await c.createOrder('feed-bytes');
+    await deposit(order.uuid, 1_500_000); // DONE: it does not expire in the tests after this one
+    await c.drain();
+    const [delivered] = await receiver.waitFor(1, (d) => d.path === '/ok/feed-bytes');
+    const webhookId = delivered!.headers['webhook-id'] as string;
+    const feed = await t.signed('GET', `/partner/v1/platforms/events?orderUuid=${order.uuid}`);
+    const text = await feed.text();
+    // The feed's item for this event carries the callback's body as it was POSTed, byte for byte.
+    expect(text).toContain(`"id":${JSON.stringify(webhookId)},"type":"order.deposit","orderUuid":"${order.uuid}"`);
+    expect(text).toContain(`"data":${delivered!.body},"delivery":{"state":"delivered"`);
+    // A redelivery asked for through the API goes out again under the same webhook-id, with the same body.
+    expect((await t.signed('POST', `/partner/v1/platforms/events/${webhookId}/redeliver`)).status).toBe(202);
+    await c.drain();
+    const again = await receiver.waitFor(2, (d) => d.path === '/ok/feed-bytes');
+    expect(again.map((d) => d.headers['webhook-id'])).toEqual([webhookId, webhookId]);
+    expect(again[1]!.body).toBe(delivered!.body);
+    const deliveries = await t.signed('GET', `/partner/v1/platforms/events/${webhookId}/deliveries`);
+    expect(await deliveries.json()).toMatchObject({ eventId: webhookId, delivery: { state: 'delivered', attempts: 2 }, data: [{ statusCode: 200 }, { statusCode: 200 }] });
   });
 });

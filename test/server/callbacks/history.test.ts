@@ -1,20 +1,16 @@
 // An event's delivery as the feed's JSON has it (DELIVERY_JSON_SQL, written by the database) against the
 // summary the deliveries endpoint returns (deliverySummary), serialized: the same text, byte for byte, in
 // every state, with and without the times, and with a URL to escape.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CALLBACK_STATES, DELIVERY_COLUMNS, DELIVERY_JSON_SQL, deliverySummary, type DeliveryColumns } from '../../../src/server/callbacks/history.js';
 import type { Database } from '../../../src/server/db/database.js';
-import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { DATABASES } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 
 describe.each(DATABASES)("an event's delivery as JSON on %s", (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    ({ db, drop } = await freshDatabase(kind));
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
+  useDatabase(kind, 'none', (opened) => {
+    db = opened;
   });
 
   /** Both from one row of callback_outbox's columns: the summary's columns and the JSON. */

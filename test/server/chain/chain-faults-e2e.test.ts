@@ -3,10 +3,8 @@
 // credited; result limits split queries and a lagging backend delays crediting, nothing lost; a reorg deeper than the confirmations halts crediting on the network, shown by /readyz
 // and /metrics; the operator's `chain resume` and `deposits rescan` then credit the new chain's
 // transfer once and never the re-mined one twice.
-import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { HDKey } from '@scure/bip32';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CreatedDepositOrder, PartnerClient } from '../../../src/client/index.js';
 import { startChain, type Chain, type Hex, type Token } from '../../support/chain.js';
@@ -16,6 +14,7 @@ import { until } from '../../support/processes.js';
 import { startFaultProxy, type FaultProxy } from '../../support/rpc-fault-proxy.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
+import { liveEthereumEnv } from '../../support/live-env.js';
 
 const CONFIRMATIONS = 2;
 const WAIT_MS = 30_000;
@@ -48,23 +47,12 @@ describe('issue 9 end to end: a deep reorg halts crediting; resume and rescan cr
     await fake.distribute(chain.accounts.slice(1, 4), 1_000_000_000n);
     proxy = await startFaultProxy(chain.rpcUrl);
     proxy.faults.ignoreAddressFilter = true;
-    const seed = randomBytes(32);
     dataDir = copiedDataDirectory('partner-halt-');
     env = {
-      PARTNER_API_MODE: 'live',
-      PUBLIC_URL: 'https://pay.partner.example',
+      ...liveEthereumEnv({ rpcUrl: proxy.url, token: token.address, confirmations: CONFIRMATIONS, startBlock: await chain.blockNumber() }),
       DATABASE_URL: '',
       DATA_DIR: dataDir,
-      SECRET_KEY: randomBytes(32).toString('base64'),
-      ETHEREUM_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/60'/0'").publicExtendedKey,
-      TRON_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/195'/0'").publicExtendedKey,
-      ETHEREUM_RPC_URL: proxy.url,
-      ETHEREUM_TOKEN_CONTRACT: token.address,
-      ETHEREUM_CONFIRMATIONS: String(CONFIRMATIONS),
-      ETHEREUM_POLL_SECONDS: '1',
-      ETHEREUM_START_BLOCK: String(await chain.blockNumber()),
       LOG_LEVEL: 'warn',
-      RATE_LIMIT: '100000/60',
     };
     const created = await cli(['merchants', 'create', '--name', 'halt-e2e', '--json']);
     merchant = JSON.parse(created.stdout) as typeof merchant;

@@ -1,20 +1,20 @@
 // Migration 003_chain_safety on a database that already holds deposits: every existing row stays,
 // gets its ordinal within its transaction to its order, and the new identity refuses a re-mined copy.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate } from '../../../src/server/db/migrate.js';
-import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { DATABASES } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 
 const MIGRATION = '003_chain_safety';
 
 describe.each(DATABASES)('migration %s on existing data, on %s'.replace('%s', MIGRATION), (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
   const order = randomUUID();
 
-  beforeAll(async () => {
-    ({ db, drop } = await freshDatabase(kind));
+  useDatabase(kind, 'none', async (opened) => {
+    db = opened;
     // The schema as it was before this migration (the earlier ones applied, as migrate() records them).
     await migrate(db, { before: MIGRATION });
     const merchant = randomUUID();
@@ -29,10 +29,6 @@ describe.each(DATABASES)('migration %s on existing data, on %s'.replace('%s', MI
       await db.query("INSERT INTO deposits (network, tx_hash, log_index, block_number, order_uuid, amount, source) VALUES ('Ethereum', $1, $2, 10, $3, 5, 'chain')", [tx, logIndex, order]);
     }
     await db.query("INSERT INTO chain_cursors (network, next_block) VALUES ('Ethereum', 11)");
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
   });
 
   it('keeps every row, numbers each transaction\'s transfers to an order in log order, and refuses a re-mined copy', async () => {

@@ -2,6 +2,7 @@
 // own query() would parse and plan each call (src/server/db/database.ts). What the platform relies on:
 // the same rows and errors as an unprepared query, a connection that stays usable after an error, a
 // statement that a DISCARD ALL dropped prepared again, and columns read as bytes that hold their text.
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DATABASES, freshDatabase } from '../../support/platform.js';
 import { textOf } from '../../support/utf8.js';
@@ -112,5 +113,35 @@ describe.each(DATABASES)('statements on %s', (kind) => {
     } finally {
       await drop();
     }
+  });
+
+  it.runIf(kind === 'pglite')('wait for an open transaction: none lands between its statements, nor sees what it rolls back', async () => {
+    const { db, drop } = await freshDatabase(kind);
+    try {
+      await db.exec('CREATE TABLE t (id int)');
+      let inside!: () => void;
+      const opened = new Promise<void>((resolve) => (inside = resolve));
+      const rolledBack = db.transaction(async (tx) => {
+        await tx.query('INSERT INTO t (id) VALUES (1)');
+        inside();
+        await new Promise((resolve) => setTimeout(resolve, 50)); // the prepared read below is asked meanwhile
+        throw new Error('rolled back');
+      });
+      await opened;
+      const read = db.query<{ n: number }>('SELECT count(*)::int AS n FROM t');
+      await expect(rolledBack).rejects.toThrow('rolled back');
+      expect(await read).toEqual([{ n: 0 }]);
+    } finally {
+      await drop();
+    }
+  });
+});
+
+// PGlite's private members (named with an underscore) may change in any release: database.ts uses only
+// its public API (issue 48, item 3).
+describe('the PGlite driver', () => {
+  it('is reached through its public API only', () => {
+    const source = readFileSync(new URL('../../../src/server/db/database.ts', import.meta.url), 'utf8');
+    expect(source.match(/\bdb\._\w+/g) ?? []).toEqual([]);
   });
 });

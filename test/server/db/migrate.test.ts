@@ -2,10 +2,11 @@
 // statements each commit by themselves (an index built CONCURRENTLY, a constraint validated apart, a
 // backfill in batches), recorded only at its end; a start stopped half-way through runs it again, an
 // index a failed CONCURRENTLY build left invalid is built again, and two starts at once apply it once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { isOnline, migrate, splitStatements, type MigrationFile } from '../../../src/server/db/migrate.js';
 import { DATABASES, freshDatabase, TEST_DATABASE_URL } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 import { openPostgres } from '../../../src/server/db/database.js';
 
 describe('splitting a migration into statements', () => {
@@ -58,13 +59,8 @@ const after: MigrationFile = { version: '903_after', sql: 'CREATE TABLE after_it
 
 describe.each(DATABASES)('the runner on %s', (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    ({ db, drop } = await freshDatabase(kind));
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
+  useDatabase(kind, 'none', (opened) => {
+    db = opened;
   });
 
   const recorded = async () => (await db.query<{ version: string }>("SELECT version FROM schema_migrations WHERE version >= '900' ORDER BY version")).map((r) => r.version);

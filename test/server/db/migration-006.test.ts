@@ -2,21 +2,20 @@
 // counters start past every index handed out (the sequence's and the orders'), the deposits keep their
 // rows under the new identity (one log), and the new tables start empty.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate } from '../../../src/server/db/migrate.js';
-import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { DATABASES } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 
 const MIGRATION = '006_deposit_identity_leases_reservations';
 
 describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
   const order = randomUUID();
 
-  beforeAll(async () => {
-    ({ db, drop } = await freshDatabase(kind));
-    await migrate(db, { before: MIGRATION });
+  useDatabase(kind, { before: MIGRATION }, async (opened) => {
+    db = opened;
     const merchant = randomUUID();
     await db.query("INSERT INTO merchants (id, name, api_key) VALUES ($1, 'm', 'pk_test_006')", [merchant]);
     // Tron: the sequence handed out 0..19 (the pool held some unused); Ethereum: never used.
@@ -32,10 +31,6 @@ describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind
         [logIndex, ordinal, order],
       );
     }
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
   });
 
   it('starts the counters past every index handed out and keeps every deposit under the new identity', async () => {

@@ -1,32 +1,27 @@
 // Migration 008 on a database migrated by the code before it: the indexes a process had reserved and
 // not used (it crashed, or another still held them) become rows of the shared pool still to derive,
 // and the next creates take them first, so the upgrade leaves no gap in the wallet's used indexes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate, migrationFiles } from '../../../src/server/db/migrate.js';
 import { openPlatform } from '../../../src/server/platform.js';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { hdVectors } from '../../fixtures/vectors.js';
-import { DATABASES, freshDatabase, testConfig } from '../../support/platform.js';
+import { DATABASES, testConfig } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 
 const MIGRATION = '008_shared_address_pool';
 const deriveTron = createAddressDeriver('Tron', hdVectors.wallets[0]!.Tron.xpub);
 
 describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
 
-  beforeAll(async () => {
-    ({ db, drop } = await freshDatabase(kind));
-    await migrate(db, { before: MIGRATION });
+  useDatabase(kind, { before: MIGRATION }, async (opened) => {
+    db = opened;
     // Tron indexes 0..7 drawn: 5 and 6 reserved by a process that died before using them, the others used.
     await db.query(`UPDATE address_counters SET next_index = 8 WHERE network = 'Tron'`);
     await db.query(`INSERT INTO address_reservations (network, address_index, holder, expires_at) VALUES ('Tron', 5, gen_random_uuid(), now() + interval '1 hour'), ('Tron', 6, gen_random_uuid(), now() - interval '1 hour')`);
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
   });
 
   it('makes the unused reservations rows to derive, and the next creates use them first', async () => {

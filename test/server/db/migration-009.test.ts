@@ -1,12 +1,13 @@
 // Migration 009 on a database migrated by the code before it: existing orders get the time of their
 // last change (their last event's, or their creation), existing events a feed position in their id
 // order, and the lists and the feed serve them at once.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate } from '../../../src/server/db/migrate.js';
 import { readFeed } from '../../../src/server/callbacks/feed.js';
 import { listOrders } from '../../../src/server/orders/order-list.js';
-import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { DATABASES } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 import { textOf } from '../../support/utf8.js';
 
 const MIGRATION = '009_reconciliation';
@@ -15,11 +16,9 @@ const ORDERS = ['22222222-2222-4222-8222-000000000001', '22222222-2222-4222-8222
 
 describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
 
-  beforeAll(async () => {
-    ({ db, drop } = await freshDatabase(kind));
-    await migrate(db, { before: MIGRATION });
+  useDatabase(kind, { before: MIGRATION }, async (opened) => {
+    db = opened;
     await db.query(`INSERT INTO merchants (id, name, api_key) VALUES ($1, 'before 009', 'pk_test_before009')`, [MERCHANT]);
     for (const [i, uuid] of ORDERS.entries()) {
       await db.query(
@@ -36,10 +35,6 @@ describe.each(DATABASES)(`migration ${MIGRATION} on existing data, on %s`, (kind
         [`msg_old${sequence}`, MERCHANT, ORDERS[0], sequence, at],
       );
     }
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
   });
 
   it('dates each order by its last change and serves the lists and the feed at once', async () => {

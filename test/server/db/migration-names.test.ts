@@ -1,9 +1,10 @@
 // The two migrations once numbered 003 now have distinct numbers: a database migrated under the old
 // names runs neither again and records the new names; a new database records the new names alone.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate, migrationFiles } from '../../../src/server/db/migrate.js';
-import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { DATABASES } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 
 const OLD_NAMES: Record<string, string> = {
   '004_master_key_check': '003_master_key_check',
@@ -19,19 +20,13 @@ describe('migration numbers', () => {
 
 describe.each(DATABASES)('a database migrated under the old migration names, on %s', (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
 
-  beforeAll(async () => {
-    ({ db, drop } = await freshDatabase(kind));
-    await migrate(db);
+  useDatabase(kind, 'all', async (opened) => {
+    db = opened;
     // What a database migrated before the renumbering recorded.
     for (const [now, before] of Object.entries(OLD_NAMES)) {
       await db.query('UPDATE schema_migrations SET version = $1 WHERE version = $2', [before, now]);
     }
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
   });
 
   it('applies nothing again and records the new names', async () => {

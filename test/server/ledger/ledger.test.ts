@@ -2,11 +2,12 @@
 // balance and refuses one that would take it below zero, a settlement that ends no hold, a second hold
 // or settlement, and any change to an entry; checkLedger finds a balance that no longer matches its
 // entries. Migration 015 books what was credited before it, and the withdrawals it covers.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate } from '../../../src/server/db/migrate.js';
 import { bookDeposit, checkLedger, endHold, holdForWithdrawal, readBalances } from '../../../src/server/ledger/ledger.js';
-import { DATABASES, freshDatabase, migratedDatabase } from '../../support/platform.js';
+import { DATABASES } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 
 const MERCHANT = '11111111-1111-4111-8111-111111111111';
 const ORDER = '22222222-2222-4222-8222-000000000001';
@@ -42,14 +43,9 @@ const sqlStateOf = (promise: Promise<unknown>) => promise.then(() => 'ok', (erro
 
 describe.each(DATABASES)('the ledger on %s', (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    ({ db, drop } = await migratedDatabase(kind));
+  useDatabase(kind, 'all', async (opened) => {
+    db = opened;
     await insertMerchantAndOrder(db);
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
   });
 
   it('keeps each balance the sum of its entries, and never below zero', async () => {
@@ -101,10 +97,8 @@ describe.each(DATABASES)('the ledger on %s', (kind) => {
 
 describe.each(DATABASES)('migration 015 on existing data, on %s', (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
-  beforeAll(async () => {
-    ({ db, drop } = await freshDatabase(kind));
-    await migrate(db, { before: '015_balances_and_withdrawal_requests' });
+  useDatabase(kind, { before: '015_balances_and_withdrawal_requests' }, async (opened) => {
+    db = opened;
     await insertMerchantAndOrder(db);
     await insertDeposit(db, 'bb'.repeat(32), 5_000_000n);
     await insertDeposit(db, 'cc'.repeat(32), 2_000_000n);
@@ -114,10 +108,6 @@ describe.each(DATABASES)('migration 015 on existing data, on %s', (kind) => {
     await insertWithdrawal(db, WITHDRAWALS[1]!, 3_000_000n, 'PENDING');
     await db.query("UPDATE withdrawals SET created_at = now() - interval '1 day' WHERE uuid = $1", [WITHDRAWALS[1]]);
     await insertWithdrawal(db, WITHDRAWALS[2]!, 5_000_000n, 'PENDING');
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
   });
 
   it('books every deposit credited before it, and the withdrawals its balance covers, oldest first', async () => {

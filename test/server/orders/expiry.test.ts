@@ -1,16 +1,17 @@
 // The expiry job's clock (issue 23): the database's, one for every instance; and orders of a network that
 // has a scan cursor expire by its chain time even in an instance without that network's RPC URL.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
-import { migrate } from '../../../src/server/db/migrate.js';
 import { expireOrders } from '../../../src/server/orders/expiry.js';
 import { orderRequest } from '../../fixtures/orders.js';
-import { startCallbackPlatform, T0, type CallbackPlatform } from '../../support/callback-platform.js';
-import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { T0, useCallbackPlatform, type CallbackPlatform } from '../../support/callback-platform.js';
+import type { Receiver } from '../../support/receiver.js';
+import { DATABASES, type TestPlatform } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 
 describe.each(DATABASES)('order expiry on %s', (kind) => {
-  let database: { db: Database; drop: () => Promise<void> };
+  let database: { db: Database };
   let merchant: string;
   const status = async (uuid: string) => (await database.db.query<{ status: string }>('SELECT status FROM deposit_orders WHERE uuid = $1', [uuid]))[0]!.status;
   let index = 0;
@@ -25,15 +26,10 @@ describe.each(DATABASES)('order expiry on %s', (kind) => {
     return uuid;
   }
 
-  beforeAll(async () => {
-    database = await freshDatabase(kind);
-    await migrate(database.db);
+  useDatabase(kind, 'all', async (db) => {
+    database = { db };
     merchant = randomUUID();
     await database.db.query("INSERT INTO merchants (id, name, api_key) VALUES ($1, 'm', 'pk_test_expiry')", [merchant]);
-  });
-  afterAll(async () => {
-    await database?.db.close();
-    await database?.drop();
   });
 
   it('expires by the database clock when given no time', async () => {
@@ -58,14 +54,34 @@ describe.each(DATABASES)('order expiry on %s', (kind) => {
   });
 });
 
-// Through the platform and the real dispatcher to a receiver on loopback: the expiry's callback too.
-describe.each(DATABASES)('order expiry by chain time on %s', (kind) => {
-  let c: CallbackPlatform;
-  let clock = T0;
-  beforeAll(async () => {
-    c = await startCallbackPlatform(kind, () => clock);
+// Through the platform and the real dispatcher to a receiver on loopback: the expiry's callbacks too, a
+// late payment after it, and the end of the watch window.
+describe.each(DATABASES)('order expiry through the platform on %s', (kind) => {
+  let c: CallbackPlatform, t: TestPlatform, receiver: Receiver, clock = T0;
+  const { deposit } = useCallbackPlatform(kind, { now: () => clock, started: (started) => ({ t, receiver } = c = started), resetClock: () => (clock = T0) });
+
+  it('expires an unpaid order with a callback, honours a late payment, and stops at the watch window', async () => {
+    const order = await c.createOrder('exp-1');
+    await deposit(order.uuid, 999_999);
+    clock = T0 + 3600 * 1000 - 1000;
+    expect(await expireOrders(t.db, new Date(clock))).toBe(0);
+    clock = T0 + 3600 * 1000;
+    expect(await expireOrders(t.db, new Date(clock))).toBe(1);
+    expect(await expireOrders(t.db, new Date(clock))).toBe(0); // each order expires once
+    const late = await deposit(order.uuid, 1);
+    expect(late.body).toMatchObject({ status: 'DONE', receivedAmount: 1_000_000 });
+    clock = T0 + (3600 + 7 * 86_400 + 1) * 1000;
+    const outside = await deposit(order.uuid, 5);
+    expect(outside.status).toBe(409);
+    expect(outside.body.code).toBe('order_not_watched');
+    await c.drain();
+    const deliveries = await receiver.waitFor(3, (d) => d.path === '/ok/exp-1');
+    expect(deliveries.map((d) => [JSON.parse(d.body).event, JSON.parse(d.body).status])).toEqual([
+      ['order.deposit', 'NEW'],
+      ['order.expired', 'EXPIRED'],
+      ['order.deposit', 'DONE'],
+    ]);
   });
-  afterAll(() => c?.close());
 
   it('expires the orders of a scanned network by its chain time, the others by the clock', async () => {
     const status = async (uuid: string) => (await c.t.client().GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid } } })).data!.status;

@@ -1,17 +1,17 @@
 // The operator's view of the HD indexes: a gap counts from index 0, since a wallet restored from the
 // seed scans from there and gives up after its gap limit (20) of unused indexes.
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/server/db/database.js';
 import { networkIndexes } from '../../../src/server/orders/issued-addresses.js';
-import { DATABASES, migratedDatabase } from '../../support/platform.js';
+import { DATABASES } from '../../support/platform.js';
+import { useDatabase } from '../../support/test-database.js';
 
 describe.each(DATABASES)('each network\'s used indexes, on %s', (kind) => {
   let db: Database;
-  let drop: () => Promise<void>;
 
-  beforeAll(async () => {
-    ({ db, drop } = await migratedDatabase(kind));
+  useDatabase(kind, 'all', async (opened) => {
+    db = opened;
     const merchant = randomUUID();
     await db.query("INSERT INTO merchants (id, name, api_key) VALUES ($1, 'm', 'pk_test_gaps')", [merchant]);
     for (const index of [32, 40]) {
@@ -21,10 +21,6 @@ describe.each(DATABASES)('each network\'s used indexes, on %s', (kind) => {
         [randomUUID(), merchant, `e-${index}`, index, `T-${index}`],
       );
     }
-  });
-  afterAll(async () => {
-    await db?.close();
-    await drop?.();
   });
 
   it('counts the run of unused indexes before the lowest used one as a gap', async () => {

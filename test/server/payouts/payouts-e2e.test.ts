@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HDKey } from '@scure/bip32';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PartnerClient, Withdrawal } from '../../../src/client/index.js';
 import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
@@ -20,6 +19,7 @@ import { checkLedger } from '../../../src/server/ledger/ledger.js';
 import { freshDatabase, TEST_DATABASE_URL } from '../../support/platform.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
 import { keyLeaks } from '../../support/key-leak.js';
+import { liveEthereumEnv } from '../../support/live-env.js';
 import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
 
 const PAYOUTS = 15;
@@ -53,26 +53,15 @@ describe('paying withdrawals on anvil, killed three times on the way', () => {
     chmodSync(keyFile, 0o600);
     await chain.setBalance(wallet.address, 10n ** 19n);
     await token.distribute([wallet.address, chain.accounts[1]!], 10_000_000_000n); // 10,000 USDT each
-    const seed = randomBytes(32);
     env = {
-      PARTNER_API_MODE: 'live',
-      PUBLIC_URL: 'https://pay.partner.example',
+      ...liveEthereumEnv({ rpcUrl: chain.rpcUrl, token: token.address, confirmations: CONFIRMATIONS, startBlock: await chain.blockNumber() }),
       DATABASE_URL: '',
       DATA_DIR: copiedDataDirectory('partner-payouts-data-'),
-      SECRET_KEY: randomBytes(32).toString('base64'),
-      ETHEREUM_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/60'/0'").publicExtendedKey,
-      TRON_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/195'/0'").publicExtendedKey,
-      ETHEREUM_RPC_URL: chain.rpcUrl,
-      ETHEREUM_TOKEN_CONTRACT: token.address,
-      ETHEREUM_CONFIRMATIONS: String(CONFIRMATIONS),
-      ETHEREUM_POLL_SECONDS: '1',
-      ETHEREUM_START_BLOCK: String(await chain.blockNumber()),
       ETHEREUM_PAYOUT_KEY_FILE: keyFile,
       ETHEREUM_WITHDRAWAL_FEE: '0',
       ETHEREUM_MIN_WITHDRAWAL: '1',
       // Every line the platform writes, the most detailed: none may show the key.
       LOG_LEVEL: 'debug',
-      RATE_LIMIT: '100000/60',
     };
     const created = await runCommand(['merchants', 'create', '--name', 'payouts e2e', '--json'], env);
     merchant = JSON.parse(created.stdout) as typeof merchant;
@@ -180,23 +169,12 @@ describe.skipIf(!TEST_DATABASE_URL)('paying withdrawals from two instances on Po
       const payer = new HotWallet('Ethereum', Buffer.from(keyHex, 'hex'));
       await chain.setBalance(payer.address, 10n ** 19n);
       await token.distribute([payer.address, chain.accounts[1]!], 1_000_000_000n);
-      const seed = randomBytes(32);
       const shared = {
-        PARTNER_API_MODE: 'live',
-        PUBLIC_URL: 'https://pay.partner.example',
+        ...liveEthereumEnv({ rpcUrl: chain.rpcUrl, token: token.address, confirmations: CONFIRMATIONS, startBlock: await chain.blockNumber() }),
         DATABASE_URL: database.url!,
-        SECRET_KEY: randomBytes(32).toString('base64'),
-        ETHEREUM_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/60'/0'").publicExtendedKey,
-        TRON_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/195'/0'").publicExtendedKey,
-        ETHEREUM_RPC_URL: chain.rpcUrl,
-        ETHEREUM_TOKEN_CONTRACT: token.address,
-        ETHEREUM_CONFIRMATIONS: String(CONFIRMATIONS),
-        ETHEREUM_POLL_SECONDS: '1',
-        ETHEREUM_START_BLOCK: String(await chain.blockNumber()),
         ETHEREUM_PAYOUT_KEY_FILE: keyFile,
         ETHEREUM_WITHDRAWAL_FEE: '0',
         LOG_LEVEL: 'warn',
-        RATE_LIMIT: '100000/60',
       };
       const env = (i: number) => ({ ...shared, DATA_DIR: join(dir, `data-${i}`) });
       const merchant = JSON.parse((await runCommand(['merchants', 'create', '--name', 'two payers', '--json'], env(0))).stdout) as { apiKey: string; apiSecret: string };
