@@ -9,6 +9,7 @@
 // answer at once while it stays open (heldBackBy).
 import type { HeldRows, Sql, Utf8Text } from '../db/database.js';
 import { limitClause } from '../db/pages.js';
+import { jsonObjectSql, type JsonField } from '../db/json-fields.js';
 import { unplannedValue } from '../db/plans.js';
 import { DELIVERY_JSON_SQL } from './history.js';
 
@@ -40,20 +41,27 @@ interface FeedRow {
 }
 
 /**
- * An event as the feed shows it, as JSON text written by the database, in a query whose callback_outbox
- * row is `o`: its `data` is the frozen body spliced in as it is, the same bytes as its callbacks' body (a
- * parse and a serialization could reorder or respell it), and the page writes the text as it is
- * (http/json-text.ts), no string made of it where the driver reads it as bytes. The webhook id and the
- * type are written by to_json; the subject's uuid (its column's type: `orderUuid` or `withdrawalUuid`) and
- * the time (digits from to_char) go in quoted as they are; `delivery` is left out for an event with no
- * callback to deliver (state 'none': a withdrawal without a callbackUrl; never an order's). The contract's
- * Event (orders' feed) and PlatformEvent: reconciliation.test.ts checks it against the frozen body and
- * the deliveries endpoint.
+ * An event as the feed shows it, in the contract's order (PlatformEvent; the orders' feed's Event is its
+ * orders' part), in a query whose callback_outbox row is `o`: the database writes it as JSON text
+ * (EVENT_JSON_SQL) and the page writes the text as it is (http/json-text.ts), no string made of it where
+ * the driver reads it as bytes. Its `data` is the frozen body spliced in as it is, the same bytes as its
+ * callbacks' body (a parse and a serialization could reorder or respell it). The webhook id and the type
+ * are written by to_json; the subject's uuid (its column's type; one of the two, callback_outbox_one_subject)
+ * and the time (digits from to_char) go in quoted as they are; `delivery` is left out for an event with no
+ * callback to deliver (state 'none': a withdrawal without a callbackUrl; never an order's).
+ * reconciliation.test.ts checks it against the frozen body and the deliveries endpoint.
  */
-const EVENT_JSON_SQL = `concat('{"id":', to_json(o.webhook_id), ',"type":', to_json(o.event),
-  CASE WHEN o.order_uuid IS NOT NULL THEN concat(',"orderUuid":"', o.order_uuid, '"') ELSE concat(',"withdrawalUuid":"', o.withdrawal_uuid, '"') END,
-  ',"createdAt":"', to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '","data":', o.body,
-  CASE WHEN o.state <> 'none' THEN concat(',"delivery":', ${DELIVERY_JSON_SQL}) END, '}')`;
+export const EVENT_FIELDS: readonly JsonField<never>[] = [
+  { name: 'id', sql: { expression: 'o.webhook_id', json: 'to_json' } },
+  { name: 'type', sql: { expression: 'o.event', json: 'to_json' } },
+  { name: 'orderUuid', optional: true, sql: { expression: 'o.order_uuid', json: 'as-is' } },
+  { name: 'withdrawalUuid', optional: true, sql: { expression: 'o.withdrawal_uuid', json: 'as-is' } },
+  { name: 'createdAt', sql: { expression: "to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')", json: 'as-is' } },
+  { name: 'data', sql: { expression: 'o.body', json: 'json' } },
+  { name: 'delivery', optional: true, sql: { expression: `CASE WHEN o.state <> 'none' THEN ${DELIVERY_JSON_SQL} END`, json: 'json' } },
+];
+
+const EVENT_JSON_SQL = jsonObjectSql(EVENT_FIELDS);
 
 /**
  * How long a read waits, at most, for older transactions to end when they hold committed events back:

@@ -79,12 +79,12 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
     if (!inserted) continue;
     // NEW or EXPIRED becomes DONE once the confirmed total reaches minAmount: a late payment is honoured.
     const [row] = await tx.query<OwnedOrderRow>(
-      `UPDATE deposit_orders
+      `UPDATE deposit_orders o
           SET received_amount = received_amount + $2,
               status = CASE WHEN received_amount + $2 >= min_amount THEN 'DONE' ELSE status END,
               updated_at = now()
-        WHERE uuid = $1
-        RETURNING merchant_id, ${ORDER_COLUMNS}`,
+        WHERE o.uuid = $1
+        RETURNING o.merchant_id, ${ORDER_COLUMNS}`,
       [order.uuid, transfer.amount],
     );
     // The merchant's balance, in the same transaction: every credit is booked once (its deposit's id).

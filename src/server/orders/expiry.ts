@@ -19,13 +19,13 @@ export async function expireOrders(db: Database, now?: Date, scannedNetworks: re
   return db.transaction(async (tx) => {
     const at = now ?? (await tx.query<{ now: Date }>('SELECT now() AS now'))[0]!.now;
     const rows = await tx.query<OwnedOrderRow>(
-      `UPDATE deposit_orders SET status = 'EXPIRED', updated_at = now()
-        WHERE uuid IN (SELECT o.uuid FROM deposit_orders o
+      `UPDATE deposit_orders o SET status = 'EXPIRED', updated_at = now()
+        WHERE o.uuid IN (SELECT o.uuid FROM deposit_orders o
                          LEFT JOIN chain_cursors c ON c.network = o.blockchain
                         WHERE o.status = 'NEW' AND o.expired_at <= $1
                           AND ((c.network IS NULL AND NOT o.blockchain = ANY($3::text[])) OR c.scanned_block_time >= o.expired_at)
                         ORDER BY o.expired_at LIMIT $2 FOR UPDATE OF o SKIP LOCKED)
-        RETURNING merchant_id, ${ORDER_COLUMNS}`,
+        RETURNING o.merchant_id, ${ORDER_COLUMNS}`,
       [at, limit, scannedNetworks],
     );
     for (const row of rows) {

@@ -5,12 +5,12 @@ import DataLoader from 'dataloader';
 import { AddressPool } from '../addresses/pool.js';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { ORDER_COLUMNS, ORDER_JSON_COLUMNS, toCreatedDepositOrder, type CreatedOrderView, type OrderJsonRow, type OrderRow } from './order-rows.js';
-import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, uuidInBatch, type OwnedRow } from '../db/batched-reads.js';
 import type { Database, Sql } from '../db/database.js';
 import type { Page, RowPosition } from '../db/pages.js';
 import { listOrders, type OrderListFilters } from './order-list.js';
+import type { Network } from '../shared/network.js';
 import { platformDateTime, type Clock } from '../shared/time.js';
 
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
@@ -130,13 +130,13 @@ function insertedRow(order: NewOrder, address: { address: string; qr: string }):
     status: 'NEW',
     min_amount: order.minAmount,
     received_amount: 0n,
-    // The API's date shape, as ORDER_COLUMNS formats it in SQL.
+    // The API's date shape, as ORDER_FIELDS formats it in SQL.
     expired_at: platformDateTime(order.expiredAt),
   };
 }
 
 async function orderByExternalId(sql: Sql, merchantId: string, externalId: string): Promise<OrderRow | undefined> {
-  const [row] = await sql.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE merchant_id = $1 AND external_id = $2`, [merchantId, externalId]);
+  const [row] = await sql.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM deposit_orders o WHERE o.merchant_id = $1 AND o.external_id = $2`, [merchantId, externalId]);
   return row;
 }
 
