@@ -8,13 +8,14 @@
 // ends; a read waits up to a second for one, and once one read has waited a transaction out, reads
 // answer at once while it stays open (heldBackBy).
 import type { HeldRows, Sql, Utf8Text } from '../db/database.js';
-import { limitClause } from '../db/pages.js';
+import { limitClause, type ListPage, type ListRequest } from '../db/pages.js';
 import { jsonObjectSql, type JsonField } from '../db/json-fields.js';
 import { unplannedValue } from '../db/plans.js';
+import { CursorExpired, walkScope, type CursorCodec } from '../shared/cursors.js';
 import { DELIVERY_JSON_SQL } from './history.js';
+import { feedPositionExpired, type FeedPosition } from './retention.js';
 
-/** Where a walk of the feed stands: the last event's transaction and id, and until when the walk has seen every event (ms). */
-export type FeedPosition = [txId: string, id: string, seenUntilMs: string];
+export type { FeedPosition };
 
 export interface FeedFilters {
   type?: string | undefined;
@@ -84,6 +85,21 @@ export interface FeedPage extends Pick<HeldRows<unknown>, 'release'> {
   events: Utf8Text[];
   next: FeedPosition;
   more: boolean;
+}
+
+/**
+ * A page of a feed as the API sends it, from the request's cursor: each walk's cursors its own (the
+ * orders' feed's and every resource's), CursorRefused for one not issued to this merchant for these
+ * filters, CursorExpired for one whose walk reaches back past what pruning removed (never walked past
+ * the removed events; `retentionDays` says how long events are kept).
+ */
+export async function feedPage(sql: Sql, cursors: CursorCodec, resources: FeedResources, request: ListRequest<FeedFilters>, retentionDays: number): Promise<ListPage<Utf8Text>> {
+  const scope = walkScope(resources === 'orders' ? 'events' : 'all-events', { ...request.filters });
+  // The codec checked the position's length: three strings, a FeedPosition.
+  const after = cursors.position(request.merchantId, scope, request.cursor, [3]) as FeedPosition | undefined;
+  if (after && (await feedPositionExpired(sql, after))) throw new CursorExpired(retentionDays);
+  const page = await readFeed(sql, request.merchantId, resources, request.filters, after, request.limit);
+  return { items: page.events, hasMore: page.more, nextCursor: cursors.encode(request.merchantId, scope, page.next), release: page.release };
 }
 
 export async function readFeed(

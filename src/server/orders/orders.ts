@@ -8,8 +8,6 @@ import { ORDER_COLUMNS, ORDER_JSON_COLUMNS, toCreatedDepositOrder, type CreatedO
 import type { Config } from '../config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, uuidInBatch, type OwnedRow } from '../db/batched-reads.js';
 import type { Database, Sql } from '../db/database.js';
-import type { Page, RowPosition } from '../db/pages.js';
-import { listOrders, type OrderListFilters } from './order-list.js';
 import type { Network } from '../shared/network.js';
 import { platformDateTime, type Clock } from '../shared/time.js';
 
@@ -296,10 +294,5 @@ export class Orders {
   /** An order as its read shows it (its JSON, ORDER_JSON_SQL), with the transfers seen and not yet confirmed: one batched query. */
   read(merchantId: string, uuid: string): Promise<OrderJsonRow | undefined> {
     return this.readOwned(merchantId, uuid);
-  }
-
-  /** A page of the merchant's orders, newest first (order-list.ts). */
-  list(merchantId: string, filters: OrderListFilters, after: RowPosition | undefined, limit: number): Promise<Page<OrderJsonRow>> {
-    return listOrders(this.db, merchantId, filters, after, limit);
   }
 }
