@@ -11,8 +11,7 @@ import { pageOrderReader } from '../payment-page/order.js';
 import { pageContext } from '../payment-page/render.js';
 import type { Clock } from '../shared/time.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
-import { createAuthenticator } from './authentication.js';
-import { merchantRoutes } from './merchant-scope.js';
+import { createAuthenticator, merchantRoutes } from './authentication.js';
 import { closeAfterUnreadBodies, effectiveTotal, limitConnections, openFileLimit } from './connection-limits.js';
 import type { Metrics } from './metrics.js';
 import { operationsRoutes } from './operations-routes.js';
@@ -143,7 +142,7 @@ export function buildApp(deps: AppDeps): App {
   const paymentLinks = new PaymentLinks(deps.paymentPageKey, () => deps.config.publicUrl ?? listenBase());
   const callbacks = callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate, deps.config.callbacks.allowLoopback);
   const cursors = new CursorCodec(deps.cursorKey);
-  // The merchant's routes, behind one guard (./merchant-scope.ts).
+  // The merchant's routes, behind one guard (./authentication.ts).
   merchantRoutes(fastify, guard, (merchant) => {
     partnerRoutes(merchant, {
       paymentLinks,

@@ -1,13 +1,17 @@
 // Request authentication (docs/design.md#request-authentication), on the raw request: the raw
 // request target and the raw body bytes, checked before any JSON is parsed; timestamps within the
 // tolerance; signatures compared in constant time (src/signing: node:crypto timingSafeEqual, or
-// WebCrypto verify). The guard every merchant route runs with it is ./merchant-scope.ts.
+// WebCrypto verify). And the merchant's routes, registered together in one Fastify plugin (as fastify's
+// demo registers a concern once for the routes it covers) whose preValidation hook is the guard they all
+// run: authentication, the failure budget per client address, the merchant's quota, then JSON.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRequestSigner, type RequestSigner } from '../../signing/index.js';
 import type { Merchant, Merchants } from '../merchants/merchants.js';
+import { firstDuplicateKey } from '../shared/json-keys.js';
 import type { Clock } from '../shared/time.js';
 import { ProblemError } from './problems.js';
+import type { RateLimiter } from './rate-limit.js';
 
 interface CachedMerchant {
   merchant: Merchant;
@@ -167,4 +171,80 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
       return entry.merchant;
     },
   };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    merchant: Merchant | null;
+  }
+}
+
+export interface GuardDeps {
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseJsonBody(request: FastifyRequest, raw: Buffer | undefined): unknown {
+  const type = request.headers['content-type'] ?? '';
+  if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type)) {
+    throw new ProblemError(415, 'unsupported_media_type', 'Send the body as application/json.');
+  }
+  let text: string;
+  let body: unknown;
+  try {
+    text = utf8.decode(raw ?? new Uint8Array());
+    body = JSON.parse(text);
+  } catch {
+    throw new ProblemError(400, 'malformed_json', 'The request body is not valid UTF-8 JSON.');
+  }
+  const twice = firstDuplicateKey(text);
+  if (twice !== undefined) {
+    throw new ProblemError(400, 'malformed_json', `The request body has the key ${JSON.stringify(twice.slice(0, 64))} twice in one object: a signed body must mean one thing.`);
+  }
+  return body;
+}
+
+/**
+ * The preValidation guard of every merchant route: authentication on the raw bytes, the quota, and
+ * only then JSON parsing, so that nothing unauthenticated is ever parsed.
+ */
+function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
+  return async function guard(request: FastifyRequest, reply: FastifyReply) {
+    const raw = Buffer.isBuffer(request.body) ? request.body : undefined;
+    let merchant: Merchant;
+    try {
+      merchant = await authenticator.authenticate(request, raw);
+    } catch (error) {
+      if (error instanceof MerchantRefusal) {
+        // A merchant that authenticates is judged by its own budget, never by its address's failures.
+        const state = rateLimiter.take(`merchant:${error.merchant.id}`);
+        reply.headers(rateLimiter.headers(state));
+        if (!state.allowed) throw new ProblemError(429, 'rate_limited', `The quota (${rateLimiter.policy}) is used up; retry in ${state.resetSeconds} s.`);
+        throw error.problem;
+      }
+      // Only a failure is charged to the caller's address, once the lookup or the check has failed:
+      // a correctly signed request of an existing merchant never pays for other callers' failures,
+      // even from the same address (one NAT, or a proxy not listed in TRUSTED_PROXIES).
+      const state = rateLimiter.take(`ip:${request.ip}`);
+      reply.headers(rateLimiter.headers(state));
+      if (!state.allowed) throw new ProblemError(429, 'rate_limited', `Too many failed authentications from this address; retry in ${state.resetSeconds} s.`);
+      throw error;
+    }
+    const state = rateLimiter.take(`merchant:${merchant.id}`);
+    reply.headers(rateLimiter.headers(state));
+    if (!state.allowed) throw new ProblemError(429, 'rate_limited', `The quota (${rateLimiter.policy}) is used up; retry in ${state.resetSeconds} s.`);
+    request.merchant = merchant;
+    // Only an operation with a request body has one to parse (a redelivery's POST has none).
+    if (request.routeOptions.schema?.body) request.body = parseJsonBody(request, raw);
+  };
+}
+
+/** Registers the merchant's routes (`routes`) behind the guard, once for all of them. */
+export function merchantRoutes(app: FastifyInstance, deps: GuardDeps, routes: (scoped: FastifyInstance) => void): void {
+  void app.register(async (scoped) => {
+    scoped.addHook('preValidation', merchantGuard(deps));
+    routes(scoped);
+  });
 }

@@ -1,6 +1,6 @@
 // Reconciliation: a merchant's orders and withdrawals a page at a time, its events as a feed (its orders'
 // in v1, every resource's in v2), each event's deliveries and its redelivery. Registered among the
-// merchant's routes (./merchant-scope.ts: the guard, and the lists' opening, listRequest); each list is
+// merchant's routes (./authentication.ts merchantRoutes: the guard); each list opens with listRequest, is
 // one call of its folder, which opens the cursor, reads the page and seals the next cursor (db/pages.ts),
 // and one send, which releases the page's rows.
 import type { FastifyInstance } from 'fastify';
@@ -12,11 +12,13 @@ import type { Database } from '../db/database.js';
 import { orderListPage } from '../orders/order-list.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import type { CursorCodec } from '../shared/cursors.js';
+import { parsePlatformDateTime, platformDateTime } from '../shared/time.js';
+import type { ListRequest } from '../db/pages.js';
+import type { Merchant } from '../merchants/merchants.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
-import { listRequest } from './merchant-scope.js';
 import { componentSchema, queryParams } from './openapi-document.js';
 import { JSON_TEXT_ITEMS, orderWriter, pageObject, sendPage } from './json-text.js';
-import { ProblemError } from './problems.js';
+import { invalidParameters, ProblemError } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
 
 export interface ReconciliationRouteDeps {
@@ -32,10 +34,41 @@ export interface ReconciliationRouteDeps {
 
 type Query<Operation extends keyof operations> = NonNullable<operations[Operation]['parameters']['query']>;
 
+const TIME_PARAMETERS = ['createdFrom', 'createdBefore', 'updatedSince'] as const;
+
+/**
+ * The contract's pattern lets 2026-02-31 and year 0000 through: a moment must also be a real one, of
+ * the years 1 to 9999. There is no year 0 (1 BC is followed by AD 1): JavaScript's calendar counts one,
+ * PostgreSQL's refuses it, and a filter it refused was a 500 (issue 50).
+ */
+function checkMoments(query: Partial<Record<(typeof TIME_PARAMETERS)[number], string>>): void {
+  const errors = TIME_PARAMETERS.flatMap((parameter) => {
+    const value = query[parameter];
+    return value === undefined || isRealMoment(value) ? [] : [{ pointer: '', parameter, detail: 'is not a moment of the calendar (years 0001 to 9999)' }];
+  });
+  if (errors.length > 0) throw invalidParameters(errors);
+}
+
+function isRealMoment(value: string): boolean {
+  const moment = parsePlatformDateTime(value);
+  return !Number.isNaN(moment.getTime()) && moment.getUTCFullYear() >= 1 && platformDateTime(moment) === value;
+}
+
+/**
+ * A list's request, the opening every list and feed shares: the guarded merchant's, its filters (the
+ * query but the page's size and cursor; their moments real ones), from its cursor, its limit (the
+ * contract's default filled in by validation).
+ */
+function listRequest<Query extends { limit?: number; cursor?: string }>(request: { merchant: Merchant | null; query: Query }): ListRequest<Omit<Query, 'limit' | 'cursor'>> {
+  const { limit, cursor, ...filters } = request.query;
+  checkMoments(filters);
+  return { merchantId: request.merchant!.id, filters, cursor, limit: limit! };
+}
+
 /** An event the feed shows that has no deliveries: nothing was ever to be sent. */
 const NO_CALLBACK = 'This event has no callback: its withdrawal was created without a callbackUrl, so it is in the events feed only.';
 
-/** The merchant's reconciliation routes, on the merchant's scope (merchant-scope.ts merchantRoutes). */
+/** The merchant's reconciliation routes, among the merchant's routes (authentication.ts merchantRoutes). */
 export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationRouteDeps) {
   const { db, cursors } = deps;
   const writeOrder = orderWriter(deps.paymentLinks);
