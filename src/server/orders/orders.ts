@@ -35,7 +35,7 @@ interface NewOrder {
   uuid: string;
   merchantId: string;
   externalId: string;
-  network: Network;
+  blockchain: Network;
   currency: OrderRow['currency'];
   customerId: string;
   callbackUrl: string;
@@ -103,9 +103,9 @@ interface InsertedRow {
 /** The insert's parameters: eleven arrays, one per column, then each network's wallet and count of new orders. */
 function insertParameters(orders: readonly NewOrder[], wallets: Record<Network, string>): unknown[] {
   const column = <T>(value: (order: NewOrder) => T) => orders.map(value);
-  const count = (network: Network) => orders.filter((o) => o.network === network).length;
+  const count = (network: Network) => orders.filter((o) => o.blockchain === network).length;
   return [
-    column((o) => o.uuid), column((o) => o.merchantId), column((o) => o.externalId), column((o) => o.network),
+    column((o) => o.uuid), column((o) => o.merchantId), column((o) => o.externalId), column((o) => o.blockchain),
     column((o) => o.currency), column((o) => o.customerId), column((o) => o.callbackUrl), column((o) => String(o.minAmount)),
     column((o) => o.expiredAt.toISOString()), column((o) => o.returnUrl), column((o) => o.description),
     wallets.Tron, count('Tron'), wallets.Ethereum, count('Ethereum'),
@@ -116,7 +116,7 @@ function insertParameters(orders: readonly NewOrder[], wallets: Record<Network, 
 function insertedRow(order: NewOrder, address: { address: string; qr: string }): OrderRow {
   return {
     uuid: order.uuid,
-    blockchain: order.network,
+    blockchain: order.blockchain,
     currency: order.currency,
     external_id: order.externalId,
     customer_id: order.customerId,
@@ -180,7 +180,7 @@ export class Orders {
       const rows = await db.query<InsertedRow>(INSERT_ORDERS_SQL, insertParameters(orders, this.addresses.wallets));
       const answers = new Map(rows.map((row) => [row.uuid, row.address === null ? ('no address' as const) : { address: row.address, qr: row.address_qr! }]));
       for (const network of ['Tron', 'Ethereum'] as const) {
-        const used = orders.filter((order) => order.network === network && typeof answers.get(order.uuid) === 'object').length;
+        const used = orders.filter((order) => order.blockchain === network && typeof answers.get(order.uuid) === 'object').length;
         const ready = rows[0]?.[network === 'Tron' ? 'tron_ready' : 'ethereum_ready'];
         if (used > 0) this.addresses.taken(network, used, ready! - used);
       }
@@ -220,7 +220,7 @@ export class Orders {
         uuid: randomUUID(),
         merchantId,
         externalId: request.externalId,
-        network,
+        blockchain: network,
         currency: request.currency,
         customerId: request.customerId,
         callbackUrl: request.callbackUrl,
