@@ -1,6 +1,7 @@
 // Opens the platform: its database (./db/open.ts), its migrations, its services and its HTTP app.
 // The one place that wires the parts together.
-import { createAddressDeriver, tronAddressToId, type Network } from './addresses/derivation.js';
+import { createAddressDeriver, tronAddressToId } from './addresses/derivation.js';
+import type { Network } from './shared/network.js';
 import { ConfigError, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';

@@ -37,6 +37,25 @@ describe('the words of the README in the code', () => {
     expect(uses(/\btoAddress\b/)).toEqual([]);
     expect(uses(/\.destination\b|\bdestination\s*[:?]\s/, (path) => !path.startsWith('callbacks/'))).toEqual([]);
   });
+
+  it("names an order's network `blockchain`, as the contract and the column do, in the rows it inserts too", () => {
+    expect(uses(/^\s*network: Network;/, (path) => path === 'orders/orders.ts' || path === 'orders/order-rows.ts')).toEqual([]);
+  });
+
+  it('names the delivery types as the contract does (DeliveryState, EventDelivery, DeliveryAttempt)', () => {
+    expect(uses(/\b(?:CallbackState|CALLBACK_STATES|DeliverySummary|deliverySummary)\b/)).toEqual([]);
+  });
+
+  it('imports `Network` from shared/network.ts, where it is declared (chain/ and cli/ are renamed apart)', () => {
+    expect(uses(/\bNetwork\b.*from '[./]*(?:addresses\/)?derivation\.js'/, (path) => !path.startsWith('chain/') && !path.startsWith('cli/'))).toEqual([]);
+  });
+
+  it("says cursor only of the API's page token in the read side (a scan's place is its position)", () => {
+    // Comments included: they are where the word was used of the chain.
+    const readSide = sourceFiles(SERVER).filter((file) => ['orders/', 'callbacks/', 'db/pages.ts', 'http/', 'withdrawals/'].some((prefix) => relative(SERVER, file).startsWith(prefix)));
+    const lines = readSide.flatMap((file) => readFileSync(file, 'utf8').split('\n').map((line) => `${relative(SERVER, file)}: ${line.trim()}`));
+    expect(lines.filter((line) => /scan cursor|cursors? of the chain|chain's cursor|network's cursor/i.test(line))).toEqual([]);
+  });
 });
 
 /** Each file under src/server as it is, comments and strings included: log lines and messages are words too. */

@@ -10,7 +10,7 @@
 // first. The used indexes therefore run without holes but for the rows of creates in flight at one
 // moment that did not insert.
 import { createHash } from 'node:crypto';
-import type { Network } from './derivation.js';
+import type { Network } from '../shared/network.js';
 import { AddressThread } from './thread.js';
 import type { Database, Sql } from '../db/database.js';
 

@@ -1,6 +1,7 @@
 // The address thread (see thread.ts): derives deposit addresses and draws their QR codes.
 import { parentPort, workerData } from 'node:worker_threads';
-import { createAddressDeriver, type Network } from './derivation.js';
+import { createAddressDeriver } from './derivation.js';
+import type { Network } from '../shared/network.js';
 import { STOP, type AddressReply, type AddressRequest, type IssuedAddress } from './thread.js';
 import { addressQr } from './qr.js';
 

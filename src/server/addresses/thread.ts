@@ -3,7 +3,7 @@
 // a create; on a thread of its own it runs beside the HTTP and database work, so creates use a second
 // core (bench:server has the figures). The address pool (pool.ts) asks it ahead of the creates.
 import { Worker } from 'node:worker_threads';
-import type { Network } from './derivation.js';
+import type { Network } from '../shared/network.js';
 
 export interface IssuedAddress {
   address: string;

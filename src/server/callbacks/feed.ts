@@ -8,12 +8,14 @@
 // ends; a read waits up to a second for one, and once one read has waited a transaction out, reads
 // answer at once while it stays open (heldBackBy).
 import type { HeldRows, Sql, Utf8Text } from '../db/database.js';
-import { limitClause } from '../db/pages.js';
+import { limitClause, type ListPage, type ListRequest } from '../db/pages.js';
+import { jsonObjectSql, type JsonField } from '../db/json-fields.js';
 import { unplannedValue } from '../db/plans.js';
+import { CursorExpired, walkScope, type CursorCodec } from '../shared/cursors.js';
 import { DELIVERY_JSON_SQL } from './history.js';
+import { feedPositionExpired, type FeedPosition } from './retention.js';
 
-/** Where a walk of the feed stands: the last event's transaction and id, and until when the walk has seen every event (ms). */
-export type FeedPosition = [txId: string, id: string, seenUntilMs: string];
+export type { FeedPosition };
 
 export interface FeedFilters {
   type?: string | undefined;
@@ -40,20 +42,27 @@ interface FeedRow {
 }
 
 /**
- * An event as the feed shows it, as JSON text written by the database, in a query whose callback_outbox
- * row is `o`: its `data` is the frozen body spliced in as it is, the same bytes as its callbacks' body (a
- * parse and a serialization could reorder or respell it), and the page writes the text as it is
- * (http/json-text.ts), no string made of it where the driver reads it as bytes. The webhook id and the
- * type are written by to_json; the subject's uuid (its column's type: `orderUuid` or `withdrawalUuid`) and
- * the time (digits from to_char) go in quoted as they are; `delivery` is left out for an event with no
- * callback to deliver (state 'none': a withdrawal without a callbackUrl; never an order's). The contract's
- * Event (orders' feed) and PlatformEvent: reconciliation.test.ts checks it against the frozen body and
- * the deliveries endpoint.
+ * An event as the feed shows it, in the contract's order (PlatformEvent; the orders' feed's Event is its
+ * orders' part), in a query whose callback_outbox row is `o`: the database writes it as JSON text
+ * (EVENT_JSON_SQL) and the page writes the text as it is (http/json-text.ts), no string made of it where
+ * the driver reads it as bytes. Its `data` is the frozen body spliced in as it is, the same bytes as its
+ * callbacks' body (a parse and a serialization could reorder or respell it). The webhook id and the type
+ * are written by to_json; the subject's uuid (its column's type; one of the two, callback_outbox_one_subject)
+ * and the time (digits from to_char) go in quoted as they are; `delivery` is left out for an event with no
+ * callback to deliver (state 'none': a withdrawal without a callbackUrl; never an order's).
+ * reconciliation.test.ts checks it against the frozen body and the deliveries endpoint.
  */
-const EVENT_JSON_SQL = `concat('{"id":', to_json(o.webhook_id), ',"type":', to_json(o.event),
-  CASE WHEN o.order_uuid IS NOT NULL THEN concat(',"orderUuid":"', o.order_uuid, '"') ELSE concat(',"withdrawalUuid":"', o.withdrawal_uuid, '"') END,
-  ',"createdAt":"', to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '","data":', o.body,
-  CASE WHEN o.state <> 'none' THEN concat(',"delivery":', ${DELIVERY_JSON_SQL}) END, '}')`;
+export const EVENT_FIELDS: readonly JsonField<never>[] = [
+  { name: 'id', sql: { expression: 'o.webhook_id', json: 'to_json' } },
+  { name: 'type', sql: { expression: 'o.event', json: 'to_json' } },
+  { name: 'orderUuid', optional: true, sql: { expression: 'o.order_uuid', json: 'as-is' } },
+  { name: 'withdrawalUuid', optional: true, sql: { expression: 'o.withdrawal_uuid', json: 'as-is' } },
+  { name: 'createdAt', sql: { expression: "to_char(o.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')", json: 'as-is' } },
+  { name: 'data', sql: { expression: 'o.body', json: 'json' } },
+  { name: 'delivery', optional: true, sql: { expression: `CASE WHEN o.state <> 'none' THEN ${DELIVERY_JSON_SQL} END`, json: 'json' } },
+];
+
+const EVENT_JSON_SQL = jsonObjectSql(EVENT_FIELDS);
 
 /**
  * How long a read waits, at most, for older transactions to end when they hold committed events back:
@@ -76,6 +85,21 @@ export interface FeedPage extends Pick<HeldRows<unknown>, 'release'> {
   events: Utf8Text[];
   next: FeedPosition;
   more: boolean;
+}
+
+/**
+ * A page of a feed as the API sends it, from the request's cursor: each walk's cursors its own (the
+ * orders' feed's and every resource's), CursorRefused for one not issued to this merchant for these
+ * filters, CursorExpired for one whose walk reaches back past what pruning removed (never walked past
+ * the removed events; `retentionDays` says how long events are kept).
+ */
+export async function feedPage(sql: Sql, cursors: CursorCodec, resources: FeedResources, request: ListRequest<FeedFilters>, retentionDays: number): Promise<ListPage<Utf8Text>> {
+  const scope = walkScope(resources === 'orders' ? 'events' : 'all-events', { ...request.filters });
+  // The codec checked the position's length: three strings, a FeedPosition.
+  const after = cursors.position(request.merchantId, scope, request.cursor, [3]) as FeedPosition | undefined;
+  if (after && (await feedPositionExpired(sql, after))) throw new CursorExpired(retentionDays);
+  const page = await readFeed(sql, request.merchantId, resources, request.filters, after, request.limit);
+  return { items: page.events, hasMore: page.more, nextCursor: cursors.encode(request.merchantId, scope, page.next), release: page.release };
 }
 
 export async function readFeed(

@@ -3,30 +3,17 @@
 // one again is ./redelivery.ts.
 import type { components } from '../../../generated/schema.js';
 import type { Database, Sql } from '../db/database.js';
+import { jsonObjectSql, rowMapper, selectedColumns, type JsonField } from '../db/json-fields.js';
 import { platformDateTime } from '../shared/time.js';
 
-export const CALLBACK_STATES = ['pending', 'delivered', 'gone', 'failed'] as const;
-export type CallbackState = (typeof CALLBACK_STATES)[number];
+export type DeliveryState = components['schemas']['DeliveryState'];
+export const DELIVERY_STATES: readonly DeliveryState[] = ['pending', 'delivered', 'gone', 'failed'];
 
-export interface DeliverySummary {
-  state: CallbackState;
-  url: string;
-  attempts: number;
-  nextAttemptAt?: string;
-  deliveredAt?: string;
-}
+export type EventDelivery = components['schemas']['EventDelivery'];
 
-/**
- * The columns that describe an event's delivery, in the API's date shape (DeliverySummary). The next
- * attempt's time is formatted only where it is shown, for an event still pending, here and in
- * DELIVERY_JSON_SQL (a feed page of 100 delivered events formatted 100 for nothing).
- */
-export const DELIVERY_COLUMNS = `o.state, o.url, o.attempts,
-  CASE WHEN o.state = 'pending' THEN to_char(o.next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') END AS next_attempt_at,
-  to_char(o.delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS delivered_at`;
-
+/** The columns of a callback_outbox row an event's delivery is made of. */
 export interface DeliveryColumns {
-  state: CallbackState;
+  state: DeliveryState;
   url: string;
   attempts: number;
   /** Only for a pending event (next_attempt_at is NOT NULL in the table). */
@@ -34,24 +21,32 @@ export interface DeliveryColumns {
   delivered_at: string | null;
 }
 
-/**
- * deliverySummary(row) as JSON text written by the database, in a query whose callback_outbox row is
- * `o` (the feed writes 100 a page): the same keys, order and values as JSON.stringify of it
- * (history.test.ts). The state is one of CALLBACK_STATES and the times are digits from to_char: quoted
- * as they are; the URL is the merchant's, written by to_json, which escapes what JSON.stringify escapes.
- */
-export const DELIVERY_JSON_SQL = `concat('{"state":"', o.state, '","url":', to_json(o.url), ',"attempts":', o.attempts,
-  CASE WHEN o.state = 'pending' THEN concat(',"nextAttemptAt":"', to_char(o.next_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '"') END,
-  ',"deliveredAt":"' || to_char(o.delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || '"', '}')`;
+/** A time of the outbox's in the API's date shape. */
+const API_TIME = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')`;
 
-export function deliverySummary(row: DeliveryColumns): DeliverySummary {
-  return {
-    state: row.state,
-    url: row.url,
-    attempts: row.attempts,
-    ...(row.state === 'pending' ? { nextAttemptAt: row.next_attempt_at! } : {}),
-    ...(row.delivered_at ? { deliveredAt: row.delivered_at } : {}),
-  };
+/**
+ * An event's delivery, in the contract's order, in a query whose callback_outbox row is `o`: the JSON the
+ * database writes (DELIVERY_JSON_SQL: the feed writes 100 a page), the columns (DELIVERY_COLUMNS) and the
+ * object of the deliveries endpoint (eventDelivery), all made from this table (db/json-fields.ts). The
+ * state (one of DELIVERY_STATES) and the times (digits from to_char) are written as they are; the URL is
+ * the merchant's, written by to_json. The next attempt's time is formatted only where it is shown, for an
+ * event still pending (a feed page of 100 delivered events formatted 100 for nothing).
+ */
+export const DELIVERY_FIELDS: readonly JsonField<DeliveryColumns>[] = [
+  { name: 'state', column: 'state', sql: { expression: 'o.state', json: 'as-is' } },
+  { name: 'url', column: 'url', sql: { expression: 'o.url', json: 'to_json' } },
+  { name: 'attempts', column: 'attempts', sql: { expression: 'o.attempts', json: 'number' } },
+  { name: 'nextAttemptAt', column: 'next_attempt_at', optional: true, sql: { expression: `CASE WHEN o.state = 'pending' THEN ${API_TIME('o.next_attempt_at')} END`, json: 'as-is' } },
+  { name: 'deliveredAt', column: 'delivered_at', optional: true, sql: { expression: API_TIME('o.delivered_at'), json: 'as-is' } },
+];
+
+export const DELIVERY_COLUMNS = selectedColumns(DELIVERY_FIELDS);
+export const DELIVERY_JSON_SQL = jsonObjectSql(DELIVERY_FIELDS);
+
+const delivery = rowMapper(DELIVERY_FIELDS);
+
+export function eventDelivery(row: DeliveryColumns): EventDelivery {
+  return delivery(row) as EventDelivery;
 }
 
 export interface CallbackAttempt {
@@ -69,7 +64,7 @@ export interface CallbackRecord {
   event: string;
   /** Null for an event with nothing to deliver (a withdrawal without a callbackUrl; state 'none'). */
   url: string | null;
-  state: CallbackState | 'none';
+  state: DeliveryState | 'none';
   attempts: CallbackAttempt[];
   nextAttemptAt: string | null;
   createdAt: string;
@@ -83,14 +78,14 @@ interface Row {
   withdrawal_uuid: string | null;
   event: string;
   url: string | null;
-  state: CallbackState | 'none';
+  state: DeliveryState | 'none';
   next_attempt_at: Date;
   created_at: Date;
   delivered_at: Date | null;
 }
 
 /** The operator's list of events (`partner-api callbacks list`), newest first; `subject` an order's or a withdrawal's uuid. */
-export async function listCallbacks(db: Database, filter: { state?: CallbackState | undefined; subject?: string | undefined; limit: number }): Promise<CallbackRecord[]> {
+export async function listCallbacks(db: Database, filter: { state?: DeliveryState | undefined; subject?: string | undefined; limit: number }): Promise<CallbackRecord[]> {
   const rows = await db.query<Row>(
     `SELECT id, webhook_id, order_uuid, withdrawal_uuid, event, url, state, next_attempt_at, created_at, delivered_at FROM callback_outbox
       WHERE ($1::text IS NULL OR state = $1) AND ($2::uuid IS NULL OR order_uuid = $2 OR withdrawal_uuid = $2)
@@ -121,7 +116,7 @@ export async function listCallbacks(db: Database, filter: { state?: CallbackStat
 }
 
 export type EventDeliveries = components['schemas']['EventDeliveries'];
-type DeliveryAttempt = components['schemas']['DeliveryAttempt'];
+export type DeliveryAttempt = components['schemas']['DeliveryAttempt'];
 
 /** Attempts shown of one event, newest first: redeliveries are limited, but not in number over time. */
 const ATTEMPTS_SHOWN = 100;
@@ -145,7 +140,7 @@ export async function eventDeliveries(sql: Sql, merchantId: string, webhookId: s
   );
   return {
     eventId: webhookId,
-    delivery: deliverySummary({ ...event, url }),
+    delivery: eventDelivery({ ...event, url }),
     data: attempts.map((a) => ({
       attemptedAt: a.attempted_at,
       url,

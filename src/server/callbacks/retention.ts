@@ -1,7 +1,12 @@
 // How long the events feed keeps events (EVENT_RETENTION_DAYS): the pruning job's removal, and the check
 // that refuses (410) a feed cursor whose walk reaches back past what was removed, never skipping it.
 import type { Database, Sql } from '../db/database.js';
-import type { FeedPosition } from './feed.js';
+
+/**
+ * Where a walk of the feed stands: the last event's transaction and id, and until when the walk has seen
+ * every event (ms). Declared here, below the feed (feed.ts imports this file), as its pruning's check reads it.
+ */
+export type FeedPosition = [txId: string, id: string, seenUntilMs: string];
 
 /** A cursor seen until a moment older than this before the last pruning's horizon may have lost events after it. */
 const PRUNE_MARGIN_MS = 3_600_000;

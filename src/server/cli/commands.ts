@@ -1,7 +1,7 @@
 // The operator's commands of `partner-api`, one entry each: its words, its own flags, an example and
 // what it runs. Adding a command or a flag is an edit here; parsing, help and errors are in ../cli.ts.
 import { canonicalAddress, payableAddressProblem } from '../addresses/derivation.js';
-import { CALLBACK_STATES, listCallbacks, type CallbackState } from '../callbacks/history.js';
+import { DELIVERY_STATES, listCallbacks, type DeliveryState } from '../callbacks/history.js';
 import { CallbackInFlightError, NoCallbackError, redeliverCallback } from '../callbacks/redelivery.js';
 import { formatCallback } from './callback-format.js';
 import { addressesExport, exportFilters } from './address-export.js';
@@ -517,7 +517,7 @@ export const COMMANDS: Command[] = [
     flags: {
       order: { value: 'UUID', description: "only this order's events" },
       withdrawal: { value: 'UUID', description: "only this withdrawal's events" },
-      state: { value: CALLBACK_STATES.join('|'), description: 'only events in this state' },
+      state: { value: DELIVERY_STATES.join('|'), description: 'only events in this state' },
       limit: { value: 'N', description: 'at most N events, 1 to 10000 (default 50)' },
       json: JSON_FLAG,
     },
@@ -525,7 +525,7 @@ export const COMMANDS: Command[] = [
     runByRunningPlatform: true,
     async run(flags, config, io) {
       const state = flags.state as string | undefined;
-      if (state !== undefined && !CALLBACK_STATES.includes(state as CallbackState)) throw new UsageError(`--state must be one of ${CALLBACK_STATES.join(', ')}`);
+      if (state !== undefined && !DELIVERY_STATES.includes(state as DeliveryState)) throw new UsageError(`--state must be one of ${DELIVERY_STATES.join(', ')}`);
       const order = flags.order as string | undefined;
       if (order !== undefined && !isUuid(order)) throw new UsageError('--order must be an order uuid');
       const withdrawal = flags.withdrawal as string | undefined;
@@ -533,7 +533,7 @@ export const COMMANDS: Command[] = [
       if (order !== undefined && withdrawal !== undefined) throw new UsageError('give --order or --withdrawal, not both');
       const limit = Number(flags.limit ?? 50);
       if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new UsageError('--limit must be a whole number from 1 to 10000');
-      const events = await withPlatform(io, config, (p) => listCallbacks(p.db, { state: state as CallbackState | undefined, subject: order ?? withdrawal, limit }));
+      const events = await withPlatform(io, config, (p) => listCallbacks(p.db, { state: state as DeliveryState | undefined, subject: order ?? withdrawal, limit }));
       print(io, flags, events, events.map(formatCallback).join('\n') || 'no callbacks');
     },
   },

@@ -2,6 +2,7 @@
 // index (merchant_id, created_at, uuid). The page after a cursor starts right below the cursor's row in
 // that index, so a page deep in a walk costs what the first one costs (no OFFSET), rows created during a
 // walk sort above it and never mix in, and no row is skipped or repeated.
+import { walkScope, type CursorCodec } from '../shared/cursors.js';
 import { parsePlatformDateTime } from '../shared/time.js';
 import type { HeldRows, Sql } from './database.js';
 import { unplannedValue } from './plans.js';
@@ -39,6 +40,56 @@ export interface PageRequest {
 export interface Page<Row> extends HeldRows<Row> {
   /** The last row's position, when another page follows. */
   next: RowPosition | undefined;
+}
+
+/** What a list's request asks for: the merchant's rows that pass its filters, after its cursor, at most `limit`. */
+export interface ListRequest<Filters> {
+  merchantId: string;
+  filters: Filters;
+  /** The API's page token of the page before; none for the first page. */
+  cursor: string | undefined;
+  limit: number;
+}
+
+/** A page as the API sends it: its items, held until released (Sql.queryBytes), and the next page's cursor. */
+export interface ListPage<Item> {
+  items: Item[];
+  hasMore: boolean;
+  nextCursor: string | undefined;
+  release(): void;
+}
+
+/** The statement of a walk's pages: the table (with its alias), the columns, the filters' conditions. */
+export interface WalkQuery {
+  table: string;
+  columns: string;
+  bytes?: readonly string[];
+  filters: readonly Filter[];
+}
+
+/**
+ * One page of a walk as the API sends it: the request's cursor opened (CursorRefused for one not issued to
+ * this merchant for these filters), the page read (newestFirstPage), and the next page's cursor sealed.
+ * The walk's scope is its kind and its filters, so a cursor serves only the walk it was made for.
+ */
+export async function newestFirstWalk<Row extends { uuid: string }>(
+  sql: Sql,
+  cursors: CursorCodec,
+  kind: string,
+  request: ListRequest<Record<string, string | number | undefined>>,
+  query: WalkQuery,
+): Promise<ListPage<Row>> {
+  const scope = walkScope(kind, request.filters);
+  // The codec checked the position's length against ROW_POSITION_LENGTHS: it is a RowPosition.
+  const after = cursors.position(request.merchantId, scope, request.cursor, ROW_POSITION_LENGTHS) as RowPosition | undefined;
+  const { rows, next, release } = await newestFirstPage<Row>(sql, query.table, query.columns, {
+    merchantId: request.merchantId,
+    bytes: query.bytes,
+    filters: query.filters,
+    after,
+    limit: request.limit,
+  });
+  return { items: rows, hasMore: next !== undefined, nextCursor: next && cursors.encode(request.merchantId, scope, next), release };
 }
 
 /**

@@ -11,7 +11,7 @@ import { pageOrderReader } from '../payment-page/order.js';
 import { pageContext } from '../payment-page/render.js';
 import type { Clock } from '../shared/time.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
-import { createAuthenticator } from './authentication.js';
+import { createAuthenticator, merchantRoutes } from './authentication.js';
 import { closeAfterUnreadBodies, effectiveTotal, limitConnections, openFileLimit } from './connection-limits.js';
 import type { Metrics } from './metrics.js';
 import { operationsRoutes } from './operations-routes.js';
@@ -141,29 +141,30 @@ export function buildApp(deps: AppDeps): App {
   const listenBase = () => (listening ??= fastify.server.listening ? listenUrl(fastify.server.address()) : undefined) ?? listenUrl(null);
   const paymentLinks = new PaymentLinks(deps.paymentPageKey, () => deps.config.publicUrl ?? listenBase());
   const callbacks = callbackPolicy(deps.config.mode, deps.config.callbacks.allowPrivate, deps.config.callbacks.allowLoopback);
-  partnerRoutes(fastify, {
-    ...guard,
-    paymentLinks,
-    orders: deps.orders,
-    callbackPolicy: callbacks,
-    // A shop's page may be on the merchant's own machine in the sandbox; live payers get https and public hosts only.
-    returnUrlPolicy: { requireHttps: deps.config.mode === 'live', allowPrivate: deps.config.mode === 'sandbox', publicNamesOnly: deps.config.mode === 'live' },
-    metrics,
+  const cursors = new CursorCodec(deps.cursorKey);
+  // The merchant's routes, behind one guard (./authentication.ts).
+  merchantRoutes(fastify, guard, (merchant) => {
+    partnerRoutes(merchant, {
+      paymentLinks,
+      orders: deps.orders,
+      callbackPolicy: callbacks,
+      // A shop's page may be on the merchant's own machine in the sandbox; live payers get https and public hosts only.
+      returnUrlPolicy: { requireHttps: deps.config.mode === 'live', allowPrivate: deps.config.mode === 'sandbox', publicNamesOnly: deps.config.mode === 'live' },
+      metrics,
+    });
+    withdrawalRoutes(merchant, { db: deps.db, withdrawals: deps.withdrawals, callbackPolicy: callbacks, metrics });
+    reconciliationRoutes(merchant, {
+      db: deps.db,
+      withdrawals: deps.withdrawals,
+      paymentLinks,
+      cursors,
+      redeliveryLimiter: createRateLimiter(deps.config.redeliveryRateLimit.limit, deps.config.redeliveryRateLimit.windowSeconds, deps.now),
+      eventRetentionDays: deps.config.eventRetentionDays,
+    });
+    if (deps.config.mode === 'sandbox') {
+      sandboxRoutes(merchant, { paymentLinks, db: deps.db, withdrawals: deps.withdrawals, now: deps.now, watchWindowSeconds: deps.config.watchWindowSeconds });
+    }
   });
-  withdrawalRoutes(fastify, { ...guard, db: deps.db, withdrawals: deps.withdrawals, callbackPolicy: callbacks, metrics });
-  reconciliationRoutes(fastify, {
-    ...guard,
-    db: deps.db,
-    orders: deps.orders,
-    withdrawals: deps.withdrawals,
-    paymentLinks,
-    cursors: new CursorCodec(deps.cursorKey),
-    redeliveryLimiter: createRateLimiter(deps.config.redeliveryRateLimit.limit, deps.config.redeliveryRateLimit.windowSeconds, deps.now),
-    eventRetentionDays: deps.config.eventRetentionDays,
-  });
-  if (deps.config.mode === 'sandbox') {
-    sandboxRoutes(fastify, { ...guard, paymentLinks, db: deps.db, withdrawals: deps.withdrawals, now: deps.now, watchWindowSeconds: deps.config.watchWindowSeconds });
-  }
   paymentPageRoutes(fastify, {
     links: paymentLinks,
     readOrder: pageOrderReader(deps.db),

@@ -1,14 +1,15 @@
 // Request authentication (docs/design.md#request-authentication), on the raw request: the raw
 // request target and the raw body bytes, checked before any JSON is parsed; timestamps within the
 // tolerance; signatures compared in constant time (src/signing: node:crypto timingSafeEqual, or
-// WebCrypto verify). Also the guard every merchant route (partner and sandbox) runs:
-// authentication, the failure budget per client address, the merchant's quota, then JSON.
+// WebCrypto verify). And the merchant's routes, registered together in one Fastify plugin (as fastify's
+// demo registers a concern once for the routes it covers) whose preValidation hook is the guard they all
+// run: authentication, the failure budget per client address, the merchant's quota, then JSON.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRequestSigner, type RequestSigner } from '../../signing/index.js';
 import type { Merchant, Merchants } from '../merchants/merchants.js';
-import type { Clock } from '../shared/time.js';
 import { firstDuplicateKey } from '../shared/json-keys.js';
+import type { Clock } from '../shared/time.js';
 import { ProblemError } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
 
@@ -209,7 +210,7 @@ function parseJsonBody(request: FastifyRequest, raw: Buffer | undefined): unknow
  * The preValidation guard of every merchant route: authentication on the raw bytes, the quota, and
  * only then JSON parsing, so that nothing unauthenticated is ever parsed.
  */
-export function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
+function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
   return async function guard(request: FastifyRequest, reply: FastifyReply) {
     const raw = Buffer.isBuffer(request.body) ? request.body : undefined;
     let merchant: Merchant;
@@ -238,4 +239,12 @@ export function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
     // Only an operation with a request body has one to parse (a redelivery's POST has none).
     if (request.routeOptions.schema?.body) request.body = parseJsonBody(request, raw);
   };
+}
+
+/** Registers the merchant's routes (`routes`) behind the guard, once for all of them. */
+export function merchantRoutes(app: FastifyInstance, deps: GuardDeps, routes: (scoped: FastifyInstance) => void): void {
+  void app.register(async (scoped) => {
+    scoped.addHook('preValidation', merchantGuard(deps));
+    routes(scoped);
+  });
 }

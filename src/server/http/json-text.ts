@@ -3,6 +3,7 @@
 // Written around that text as bytes into a buffer used again and sent, not parsed and serialized again.
 import type { FastifyReply } from 'fastify';
 import type { Utf8Text } from '../db/database.js';
+import type { ListPage } from '../db/pages.js';
 import type { OrderJsonRow } from '../orders/order-rows.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 
@@ -27,8 +28,26 @@ export function sendItem<Item>(reply: FastifyReply, item: Item, writer: ItemWrit
   return reply.type(JSON_MEDIA_TYPE).send(buffer);
 }
 
-/** A page of a list or of the feed: `{"data":[items],"hasMore":…,"nextCursor":…}`. */
-export function sendPage<Item>(reply: FastifyReply, items: readonly Item[], writer: ItemWriter<Item>, hasMore: boolean, nextCursor: string | undefined): FastifyReply {
+/**
+ * A page of a list or of the feed: `{"data":[items],"hasMore":…,"nextCursor":…}`. The page's rows are
+ * released here once their bytes are copied into the response, whatever happens: no route holds them.
+ */
+export function sendPage<Item>(reply: FastifyReply, page: ListPage<Item>, writer: ItemWriter<Item>): FastifyReply {
+  try {
+    return sendBuffer(reply, ...pageBytes(page, writer));
+  } finally {
+    page.release();
+  }
+}
+
+/** A page of items the platform made as objects (the withdrawals), as Fastify sends an object. */
+export function pageObject<Item>(page: ListPage<Item>): { data: Item[]; hasMore: boolean; nextCursor?: string } {
+  page.release();
+  return { data: page.items, hasMore: page.hasMore, ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) };
+}
+
+/** The page's JSON in a buffer of PAGE_BUFFERS, and its length. */
+function pageBytes<Item>({ items, hasMore, nextCursor }: ListPage<Item>, writer: ItemWriter<Item>): [Buffer, number] {
   const end = `],"hasMore":${hasMore}${nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(nextCursor)}`}}`;
   let bytes = PAGE_START.length + Math.max(0, items.length - 1) + Buffer.byteLength(end);
   for (const item of items) bytes += writer.bytes(item);
@@ -45,7 +64,7 @@ export function sendPage<Item>(reply: FastifyReply, items: readonly Item[], writ
     PAGE_BUFFERS.give(buffer);
     throw error;
   }
-  return sendBuffer(reply, buffer, bytes);
+  return [buffer, bytes];
 }
 
 /** A size counted wrong would send a response cut short, or the end of an earlier one: never sent. */

@@ -7,12 +7,11 @@ import { componentSchema, uuidPathParams } from './openapi-document.js';
 import type { Orders } from '../orders/orders.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { callbackUrlProblem, PRIVATE_DESTINATION, type CallbackPolicy } from '../callbacks/destinations.js';
-import { merchantGuard, type GuardDeps } from './authentication.js';
 import type { Metrics } from './metrics.js';
 import { orderWriter, sendItem } from './json-text.js';
 import { ProblemError } from './problems.js';
 
-export interface PartnerRouteDeps extends GuardDeps {
+export interface PartnerRouteDeps {
   orders: Orders;
   callbackPolicy: CallbackPolicy;
   /** The return URL's: the payer's browser follows it, not the platform, so there is no request forgery to guard against, only live payers sent to a private or plain-http page. */
@@ -26,12 +25,11 @@ const PRIVATE_WAY_OUT =
   "a sandbox that listens on loopback only accepts receivers on its own machine (127.0.0.1, localhost); otherwise its operator sets ALLOW_PRIVATE_CALLBACKS=true, for tests on one machine";
 
 export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
-  const preValidation = merchantGuard(deps);
   const writeOrder = orderWriter(deps.paymentLinks);
 
   app.post<{ Body: CreateDepositOrderRequest }>(
     '/partner/v1/platforms/orders',
-    { schema: { body: componentSchema('CreateDepositOrderRequest') }, preValidation },
+    { schema: { body: componentSchema('CreateDepositOrderRequest') } },
     async (request, reply) => {
       const checks = [['callbackUrl', deps.callbackPolicy], ['returnUrl', deps.returnUrlPolicy]] as const;
       const errors = checks.flatMap(([field, policy]) => {
@@ -54,7 +52,7 @@ export function partnerRoutes(app: FastifyInstance, deps: PartnerRouteDeps) {
 
   app.get<{ Params: { uuid: string } }>(
     '/partner/v2/platforms/orders/:uuid',
-    { schema: { params: uuidPathParams('OrderUuid') }, preValidation },
+    { schema: { params: uuidPathParams('OrderUuid') } },
     async (request, reply) => {
       const order = await deps.orders.read(request.merchant!.id, request.params.uuid);
       if (!order) throw new ProblemError(404, 'not_found', 'No order with this uuid exists for this merchant.');

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FieldError, Problem, ProblemCode, WithdrawalProblem } from '../../../generated/schema.js';
+import { CursorExpired, CursorRefused } from '../shared/cursors.js';
 
 /** Every code a problem may carry: the contract's ProblemCode, and the refusals of withdrawals (WithdrawalProblemCode). */
 type AnyProblemCode = ProblemCode | WithdrawalProblem['code'];
@@ -117,6 +118,8 @@ function queryProblem(errors: readonly AjvError[]): ProblemError {
 /** Maps whatever was thrown to the problem the caller gets; only the unexpected become 500s. */
 export function toProblemError(error: FastifyError & { validation?: AjvError[]; validationContext?: string }): ProblemError {
   if (error instanceof ProblemError) return error;
+  if (error instanceof CursorRefused) return invalidParameters([{ pointer: '', parameter: 'cursor', detail: error.message }]);
+  if (error instanceof CursorExpired) return new ProblemError(410, 'cursor_expired', error.message);
   if (error.validation) {
     if (error.validationContext === 'body') {
       return new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: fieldErrors(error.validation) });

@@ -1,29 +1,28 @@
 // Reconciliation: a merchant's orders and withdrawals a page at a time, its events as a feed (its orders'
-// in v1, every resource's in v2), each event's deliveries and its redelivery. Every request is the
-// merchant's own (merchantGuard); cursors are bound to the merchant and to the walk's filters
-// (shared/cursors.ts).
+// in v1, every resource's in v2), each event's deliveries and its redelivery. Registered among the
+// merchant's routes (./authentication.ts merchantRoutes: the guard); each list opens with listRequest, is
+// one call of its folder, which opens the cursor, reads the page and seals the next cursor (db/pages.ts),
+// and one send, which releases the page's rows.
 import type { FastifyInstance } from 'fastify';
 import type { operations } from '../../../generated/schema.js';
 import { eventDeliveries } from '../callbacks/history.js';
-import { readFeed, type FeedPosition, type FeedResources } from '../callbacks/feed.js';
+import { feedPage, type FeedResources } from '../callbacks/feed.js';
 import { CallbackInFlightError, NoCallbackError, redeliverEvent } from '../callbacks/redelivery.js';
-import { feedPositionExpired } from '../callbacks/retention.js';
 import type { Database } from '../db/database.js';
-import { ROW_POSITION_LENGTHS, type RowPosition } from '../db/pages.js';
-import type { Orders } from '../orders/orders.js';
+import type { ListRequest } from '../db/pages.js';
+import type { Merchant } from '../merchants/merchants.js';
+import { orderListPage } from '../orders/order-list.js';
 import type { PaymentLinks } from '../payment-page/links.js';
-import { walkScope, type CursorCodec } from '../shared/cursors.js';
+import type { CursorCodec } from '../shared/cursors.js';
 import { parsePlatformDateTime, platformDateTime } from '../shared/time.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
-import { merchantGuard, type GuardDeps } from './authentication.js';
 import { componentSchema, queryParams } from './openapi-document.js';
-import { JSON_TEXT_ITEMS, orderWriter, sendPage } from './json-text.js';
+import { JSON_TEXT_ITEMS, orderWriter, pageObject, sendPage } from './json-text.js';
 import { invalidParameters, ProblemError } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
 
-export interface ReconciliationRouteDeps extends GuardDeps {
+export interface ReconciliationRouteDeps {
   db: Database;
-  orders: Orders;
   withdrawals: Withdrawals;
   paymentLinks: PaymentLinks;
   cursors: CursorCodec;
@@ -34,13 +33,6 @@ export interface ReconciliationRouteDeps extends GuardDeps {
 }
 
 type Query<Operation extends keyof operations> = NonNullable<operations[Operation]['parameters']['query']>;
-type WithPage = { limit?: number; cursor?: string };
-
-/** The filters of a list's query: everything but the page's size and place. */
-function filtersOf<Q extends WithPage>(query: Q): Omit<Q, 'limit' | 'cursor'> {
-  const { limit: _limit, cursor: _cursor, ...filters } = query;
-  return filters;
-}
 
 const TIME_PARAMETERS = ['createdFrom', 'createdBefore', 'updatedSince'] as const;
 
@@ -57,93 +49,58 @@ function checkMoments(query: Partial<Record<(typeof TIME_PARAMETERS)[number], st
   if (errors.length > 0) throw invalidParameters(errors);
 }
 
-/** An event the feed shows that has no deliveries: nothing was ever to be sent. */
-const NO_CALLBACK = 'This event has no callback: its withdrawal was created without a callbackUrl, so it is in the events feed only.';
-
 function isRealMoment(value: string): boolean {
   const moment = parsePlatformDateTime(value);
   return !Number.isNaN(moment.getTime()) && moment.getUTCFullYear() >= 1 && platformDateTime(moment) === value;
 }
 
-const CURSOR_REFUSED = 'was not issued to this API key for these filters, or it was changed';
+/**
+ * A list's request, the opening every list and feed shares: the guarded merchant's, its filters (the
+ * query but the page's size and cursor; their moments real ones), from its cursor, its limit (the
+ * contract's default filled in by validation).
+ */
+function listRequest<Query extends { limit?: number; cursor?: string }>(request: { merchant: Merchant | null; query: Query }): ListRequest<Omit<Query, 'limit' | 'cursor'>> {
+  const { limit, cursor, ...filters } = request.query;
+  checkMoments(filters);
+  return { merchantId: request.merchant!.id, filters, cursor, limit: limit! };
+}
 
+/** An event the feed shows that has no deliveries: nothing was ever to be sent. */
+const NO_CALLBACK = 'This event has no callback: its withdrawal was created without a callbackUrl, so it is in the events feed only.';
+
+/** The merchant's reconciliation routes, among the merchant's routes (authentication.ts merchantRoutes). */
 export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationRouteDeps) {
-  const preValidation = merchantGuard(deps);
-  const { cursors } = deps;
+  const { db, cursors } = deps;
   const writeOrder = orderWriter(deps.paymentLinks);
 
-  /** The position a cursor holds for this merchant and walk; a 422 naming `cursor` for any other. */
-  function positionOf(merchantId: string, scope: string, cursor: string | undefined, lengths: readonly number[]): string[] | undefined {
-    if (cursor === undefined) return undefined;
-    const position = cursors.decode(merchantId, scope, cursor, lengths);
-    if (!position) throw invalidParameters([{ pointer: '', parameter: 'cursor', detail: CURSOR_REFUSED }]);
-    return position;
-  }
-
+  // Each item is the order as its read writes it, unconfirmed transfers included.
   app.get<{ Querystring: Query<'listDepositOrders'> }>(
     '/partner/v1/platforms/orders',
-    { schema: { querystring: queryParams('/partner/v1/platforms/orders', 'get') }, preValidation },
-    async (request, reply) => {
-      const merchantId = request.merchant!.id;
-      checkMoments(request.query);
-      const filters = filtersOf(request.query);
-      const scope = walkScope('orders', filters);
-      const after = positionOf(merchantId, scope, request.query.cursor, ROW_POSITION_LENGTHS) as RowPosition | undefined;
-      const page = await deps.orders.list(merchantId, filters, after, request.query.limit!);
-      // Each item is the order as its read writes it, unconfirmed transfers included.
-      try {
-        return sendPage(reply, page.rows, writeOrder, page.next !== undefined, page.next && cursors.encode(merchantId, scope, page.next));
-      } finally {
-        page.release();
-      }
-    },
+    { schema: { querystring: queryParams('/partner/v1/platforms/orders', 'get') } },
+    async (request, reply) => sendPage(reply, await orderListPage(db, cursors, listRequest(request)), writeOrder),
   );
 
   app.get<{ Querystring: Query<'listWithdrawals'> }>(
     '/partner/v1/platforms/withdrawals',
-    { schema: { querystring: queryParams('/partner/v1/platforms/withdrawals', 'get') }, preValidation },
-    async (request) => {
-      const merchantId = request.merchant!.id;
-      checkMoments(request.query);
-      const filters = filtersOf(request.query);
-      const scope = walkScope('withdrawals', filters);
-      const after = positionOf(merchantId, scope, request.query.cursor, ROW_POSITION_LENGTHS) as RowPosition | undefined;
-      const page = await deps.withdrawals.list(merchantId, filters, after, request.query.limit!);
-      return {
-        data: page.withdrawals,
-        hasMore: page.next !== undefined,
-        ...(page.next ? { nextCursor: cursors.encode(merchantId, scope, page.next) } : {}),
-      };
-    },
+    { schema: { querystring: queryParams('/partner/v1/platforms/withdrawals', 'get') } },
+    async (request) => pageObject(await deps.withdrawals.list(cursors, listRequest(request))),
   );
 
   /** A page of a feed: its orders' events (v1) or every resource's (v2), each walk's cursors its own. */
-  function feedRoute(path: string, scopeName: string, resources: FeedResources) {
+  function feedRoute(path: string, resources: FeedResources) {
     // The v2 query is the v1 query's superset (withdrawalUuid, every type); each route's schema holds its own.
-    app.get<{ Querystring: Query<'listAllEvents'> }>(path, { schema: { querystring: queryParams(path, 'get') }, preValidation }, async (request, reply) => {
-      const merchantId = request.merchant!.id;
-      const filters = filtersOf(request.query);
-      const scope = walkScope(scopeName, filters);
-      const after = positionOf(merchantId, scope, request.query.cursor, [3]) as FeedPosition | undefined;
-      if (after && (await feedPositionExpired(deps.db, after))) {
-        throw new ProblemError(410, 'cursor_expired', `The events after this cursor are no longer kept (${deps.eventRetentionDays} days); list your orders to reconcile, then read the feed without a cursor.`);
-      }
-      const page = await readFeed(deps.db, merchantId, resources, filters, after, request.query.limit!);
-      try {
-        return sendPage(reply, page.events, JSON_TEXT_ITEMS, page.more, cursors.encode(merchantId, scope, page.next));
-      } finally {
-        page.release();
-      }
-    });
+    app.get<{ Querystring: Query<'listAllEvents'> }>(path, { schema: { querystring: queryParams(path, 'get') } }, async (request, reply) =>
+      sendPage(reply, await feedPage(db, cursors, resources, listRequest(request), deps.eventRetentionDays), JSON_TEXT_ITEMS),
+    );
   }
-  feedRoute('/partner/v1/platforms/events', 'events', 'orders');
-  feedRoute('/partner/v2/platforms/events', 'all-events', 'all');
+  feedRoute('/partner/v1/platforms/events', 'orders');
+  feedRoute('/partner/v2/platforms/events', 'all');
 
   const eventIdParams = { type: 'object', required: ['eventId'], properties: { eventId: componentSchema('EventId') } };
 
   app.get<{ Params: { eventId: string } }>(
     '/partner/v1/platforms/events/:eventId/deliveries',
-    { schema: { params: eventIdParams }, preValidation },
+    { schema: { params: eventIdParams } },
     async (request) => {
       const deliveries = await eventDeliveries(deps.db, request.merchant!.id, request.params.eventId);
       if (!deliveries) throw new ProblemError(404, 'not_found', 'No event with this id exists for this merchant.');
@@ -154,7 +111,7 @@ export function reconciliationRoutes(app: FastifyInstance, deps: ReconciliationR
 
   app.post<{ Params: { eventId: string } }>(
     '/partner/v1/platforms/events/:eventId/redeliver',
-    { schema: { params: eventIdParams }, preValidation },
+    { schema: { params: eventIdParams } },
     async (request, reply) => {
       const merchantId = request.merchant!.id;
       const quota = deps.redeliveryLimiter.take(merchantId);

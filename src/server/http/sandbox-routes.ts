@@ -12,7 +12,6 @@ import type { Refusal } from '../withdrawals/requests.js';
 import { madeUpTxId } from '../withdrawals/sandbox-settlement.js';
 import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
-import { merchantGuard, type GuardDeps } from './authentication.js';
 import { ProblemError } from './problems.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
 
@@ -31,7 +30,7 @@ function sandboxRefusal(refusal: Refusal): ProblemError {
   return invalid('/amount', detail);
 }
 
-export interface SandboxRouteDeps extends GuardDeps {
+export interface SandboxRouteDeps {
   db: Database;
   withdrawals: Withdrawals;
   now: Clock;
@@ -40,7 +39,6 @@ export interface SandboxRouteDeps extends GuardDeps {
 }
 
 export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
-  const preValidation = merchantGuard(deps);
 
   app.post<{ Params: { uuid: string }; Body: SandboxDepositRequest }>(
     '/sandbox/v1/orders/:uuid/deposits',
@@ -49,7 +47,6 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
         params: uuidPathParams('OrderUuid'),
         body: componentSchema('SandboxDepositRequest'),
       },
-      preValidation,
     },
     async (request, reply) => {
       const merchantId = request.merchant!.id;
@@ -79,7 +76,7 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
 
   app.post<{ Body: SandboxWithdrawalRequest }>(
     '/sandbox/v1/withdrawals',
-    { schema: { body: componentSchema('SandboxWithdrawalRequest') }, preValidation },
+    { schema: { body: componentSchema('SandboxWithdrawalRequest') } },
     async (request, reply) => {
       const { externalId, amount, blockchain, destinationAddress } = request.body;
       // String(number) is the shortest decimal that reads back as the same number: what the caller wrote.
@@ -102,7 +99,6 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
         params: uuidPathParams('WithdrawalUuid'),
         body: componentSchema('WithdrawalStatusChange'),
       },
-      preValidation,
     },
     async (request) => {
       const { status, failureReason } = request.body;

@@ -11,12 +11,11 @@ import { formatDecimalUnits, parseDecimalUnits, toJsonInteger } from '../shared/
 import type { Refusal } from '../withdrawals/requests.js';
 import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
-import { merchantGuard, type GuardDeps } from './authentication.js';
 import type { Metrics } from './metrics.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
 import { ProblemError } from './problems.js';
 
-export interface WithdrawalRouteDeps extends GuardDeps {
+export interface WithdrawalRouteDeps {
   db: Database;
   withdrawals: Withdrawals;
   callbackPolicy: CallbackPolicy;
@@ -43,11 +42,10 @@ export function refusalProblem(refusal: Refusal, network: string): ProblemError 
 }
 
 export function withdrawalRoutes(app: FastifyInstance, deps: WithdrawalRouteDeps) {
-  const preValidation = merchantGuard(deps);
 
   app.post<{ Body: CreateWithdrawalRequest }>(
     '/partner/v1/platforms/withdrawals',
-    { schema: { body: componentSchema('CreateWithdrawalRequest') }, preValidation },
+    { schema: { body: componentSchema('CreateWithdrawalRequest') } },
     async (request, reply) => {
       const { body } = request;
       const errors: { pointer: string; detail: string }[] = [];
@@ -85,7 +83,7 @@ export function withdrawalRoutes(app: FastifyInstance, deps: WithdrawalRouteDeps
 
   app.get<{ Params: { uuid: string } }>(
     '/partner/v1/platforms/withdrawals/:uuid',
-    { schema: { params: uuidPathParams('WithdrawalUuid') }, preValidation },
+    { schema: { params: uuidPathParams('WithdrawalUuid') } },
     async (request) => {
       const withdrawal = await deps.withdrawals.read(request.merchant!.id, request.params.uuid);
       if (!withdrawal) throw new ProblemError(404, 'not_found', 'No withdrawal with this uuid exists for this merchant.');
@@ -93,5 +91,5 @@ export function withdrawalRoutes(app: FastifyInstance, deps: WithdrawalRouteDeps
     },
   );
 
-  app.get('/partner/v1/platforms/balances', { preValidation }, async (request) => ({ data: await readBalances(deps.db, request.merchant!.id) }));
+  app.get('/partner/v1/platforms/balances', async (request) => ({ data: await readBalances(deps.db, request.merchant!.id) }));
 }

@@ -3,7 +3,7 @@
 // hash + order + log index in its block, see alreadyCredited), receivedAmount is the exact integer sum,
 // and every credit books the merchant's balance (ledger/ledger.ts) and writes its callback to the outbox
 // in the same transaction.
-import type { Network } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import { bookDeposit } from '../ledger/ledger.js';
 import type { Sql } from '../db/database.js';
@@ -43,7 +43,7 @@ export interface CreditTimes {
  * Credits the transfers to the orders whose addresses they paid (orders inside their watch window at
  * the transfers' time); a transfer credited before, or paying no watched order, is skipped. Run inside
  * the caller's transaction so that the credits commit together with whatever else it writes (the scan
- * cursor). A transfer that would take an order's total past what a JSON number carries exactly is
+ * position). A transfer that would take an order's total past what a JSON number carries exactly is
  * refused, not thrown: one such transfer must not stop a network's scanner.
  */
 export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], times: CreditTimes): Promise<{ credits: Credit[]; refusals: Refusal[] }> {
@@ -79,12 +79,12 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
     if (!inserted) continue;
     // NEW or EXPIRED becomes DONE once the confirmed total reaches minAmount: a late payment is honoured.
     const [row] = await tx.query<OwnedOrderRow>(
-      `UPDATE deposit_orders
+      `UPDATE deposit_orders o
           SET received_amount = received_amount + $2,
               status = CASE WHEN received_amount + $2 >= min_amount THEN 'DONE' ELSE status END,
               updated_at = now()
-        WHERE uuid = $1
-        RETURNING merchant_id, ${ORDER_COLUMNS}`,
+        WHERE o.uuid = $1
+        RETURNING o.merchant_id, ${ORDER_COLUMNS}`,
       [order.uuid, transfer.amount],
     );
     // The merchant's balance, in the same transaction: every credit is booked once (its deposit's id).

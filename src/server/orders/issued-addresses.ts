@@ -3,7 +3,8 @@
 // orders are the register of used indexes; an index drawn into the pool and not yet taken is not
 // used, and one below a used index would be a gap (addresses/pool.ts keeps none).
 import type { Sql } from '../db/database.js';
-import { parseAccountXpub, type Network } from '../addresses/derivation.js';
+import { parseAccountXpub } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 
 export interface IssuedAddress {
   network: Network;

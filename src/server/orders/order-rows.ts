@@ -2,10 +2,11 @@
 // the one place that knows deposit_orders' columns (orders, deposits, the sandbox helper and the
 // benchmarks read them from here).
 import type { CreatedDepositOrder, DepositOrder } from '../../../generated/schema.js';
-import type { Network } from '../addresses/derivation.js';
 import { uuidInBatch } from '../db/batched-reads.js';
 import type { Sql, Utf8Text } from '../db/database.js';
+import { jsonObjectSql, rowMapper, selectedColumns, type JsonField } from '../db/json-fields.js';
 import { toJsonInteger } from '../shared/money.js';
+import type { Network } from '../shared/network.js';
 import { UNCONFIRMED_JSON_SQL } from './unconfirmed.js';
 
 /** What an order's representations need, and its callback URL for idempotency checks. */
@@ -25,21 +26,52 @@ export interface OrderRow {
   status: DepositOrder['status'];
   min_amount: bigint;
   received_amount: bigint;
-  /** Already in the API's date shape: formatted by SQL, no Date parsed and printed per read. */
+  /** Already in the API's date shape (ORDER_FIELDS). */
   expired_at: string;
 }
 
 /** An order's row with its merchant: what a change that writes a callback reads back. */
 export type OwnedOrderRow = OrderRow & { merchant_id: string };
 
-/** The columns the order's representations show (a list reads nothing more: each column costs a page of 100 rows). */
-const SHOWN_COLUMNS = `uuid, blockchain, currency, external_id, customer_id, description, address, address_qr, status, min_amount, received_amount,
-  to_char(expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS expired_at`;
+/** The API's date shape, as SQL writes a timestamp of the order's. */
+const API_TIME = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')`;
 
-export const ORDER_COLUMNS = `${SHOWN_COLUMNS}, callback_url, return_url`;
+/**
+ * The order's fields, in the order of its JSON (the contract's, but for paymentUrl, which the platform
+ * writes after the database's text): its read and list items as the database writes them
+ * (ORDER_JSON_SQL), the columns TypeScript reads (ORDER_COLUMNS) and the order as callbacks and the
+ * create's answer carry it (toDepositOrder), all made from this table (db/json-fields.ts). A new field of
+ * the order is its line in the contract's YAML and one row here (docs/design.md#adding-a-field-to-the-order).
+ * Written as they are (`as-is`): the uuid (its type), the network, currency and status (CHECKs of
+ * 001_orders.sql), the expiry (digits from to_char), and the address and its QR code (migration 014);
+ * the merchant's texts by to_json; the amounts as numbers (bigint, migration 013).
+ */
+export const ORDER_FIELDS: readonly JsonField<OrderRow>[] = [
+  { name: 'uuid', column: 'uuid', sql: { expression: 'o.uuid', json: 'as-is' } },
+  { name: 'blockchain', column: 'blockchain', sql: { expression: 'o.blockchain', json: 'as-is' } },
+  { name: 'currency', column: 'currency', sql: { expression: 'o.currency', json: 'as-is' } },
+  { name: 'targetCurrency', column: 'currency', sql: { expression: 'o.currency', json: 'as-is' } },
+  { name: 'externalId', column: 'external_id', sql: { expression: 'o.external_id', json: 'to_json' } },
+  { name: 'customerId', column: 'customer_id', sql: { expression: 'o.customer_id', json: 'to_json' } },
+  { name: 'address', column: 'address', sql: { expression: 'o.address', json: 'as-is' } },
+  { name: 'addressQr', column: 'address_qr', sql: { expression: 'o.address_qr', json: 'as-is' } },
+  // Already in the API's date shape in the row: formatted by SQL, no Date parsed and printed per read.
+  { name: 'expiredAt', column: 'expired_at', sql: { expression: API_TIME('o.expired_at'), json: 'as-is' } },
+  { name: 'rate', constant: 1 },
+  { name: 'status', column: 'status', sql: { expression: 'o.status', json: 'as-is' } },
+  { name: 'minAmount', column: 'min_amount', wire: toJsonInteger, sql: { expression: 'o.min_amount', json: 'number' } },
+  { name: 'description', column: 'description', optional: true, sql: { expression: 'o.description', json: 'to_json' } },
+  { name: 'receivedAmount', column: 'received_amount', wire: toJsonInteger, sql: { expression: 'o.received_amount', json: 'number' } },
+  // The read's alone (callbacks leave it out: it changes with every block): the database writes it.
+  { name: 'unconfirmedDeposits', sql: { expression: `coalesce(${UNCONFIRMED_JSON_SQL}, '[]')`, json: 'json' } },
+  { name: 'paymentUrl', appended: true },
+];
+
+/** The columns of an OrderRow, in a query whose deposit_orders row is `o`: the fields' and the callback and return URLs. */
+export const ORDER_COLUMNS = `${selectedColumns(ORDER_FIELDS)}, o.callback_url, o.return_url`;
 
 /** The read of one order by its primary key (and owner). */
-export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE uuid = $1 AND merchant_id = $2`;
+export const READ_ORDER_SQL = `SELECT ${ORDER_COLUMNS} FROM deposit_orders o WHERE o.uuid = $1 AND o.merchant_id = $2`;
 
 /** Where an order receives and since when, whoever its merchant (the operator's rescan). */
 export async function orderAddress(sql: Sql, uuid: string): Promise<{ uuid: string; blockchain: Network; address: string; created_at: Date } | undefined> {
@@ -52,19 +84,10 @@ export async function orderAddress(sql: Sql, uuid: string): Promise<{ uuid: stri
  * paymentUrl: `{"uuid":…,"unconfirmedDeposits":[…],"paymentUrl":`. The platform writes the link after it
  * (its key never reaches the database) and the closing brace (http/json-text.ts orderWriter), and the
  * text goes out as the database wrote it: a list page of 100 took each order's 12 columns as strings and
- * wrote them into JSON again (bench/README.md). The same keys, order and values as toDepositOrder with
- * the transfers and the link, serialized; order-json.test.ts checks byte for byte. The uuid (its type),
- * the network, currency and status (CHECKs of 001_orders.sql), the expiry (digits from to_char), the
- * amounts (bigint, within what a JSON number carries exactly: migration 013), and the address and its QR
- * code (migration 014) hold nothing JSON escapes; the external id, the customer id and the description
- * are written by to_json, which escapes what JSON.stringify escapes (text holds no lone surrogate), and
- * the description is left out when it is null, as toDepositOrder leaves it out.
+ * wrote them into JSON again (bench/README.md). Made from ORDER_FIELDS, as toDepositOrder is;
+ * order-json.test.ts checks the two byte for byte.
  */
-const ORDER_JSON_SQL = `concat('{"uuid":"', o.uuid, '","blockchain":"', o.blockchain, '","currency":"', o.currency,
-  '","targetCurrency":"', o.currency, '","externalId":', to_json(o.external_id), ',"customerId":', to_json(o.customer_id), ',"address":"', o.address, '","addressQr":"', o.address_qr,
-  '","expiredAt":"', to_char(o.expired_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), '","rate":1,"status":"', o.status,
-  '","minAmount":', o.min_amount, ',"description":' || to_json(o.description), ',"receivedAmount":', o.received_amount,
-  ',"unconfirmedDeposits":', coalesce(${UNCONFIRMED_JSON_SQL}, '[]'), ',"paymentUrl":')`;
+const ORDER_JSON_SQL = jsonObjectSql(ORDER_FIELDS);
 
 /** The columns of an OrderJsonRow, in a query whose deposit_orders row is `o`. */
 export const ORDER_JSON_COLUMNS = `o.uuid, ${ORDER_JSON_SQL} AS order_json`;
@@ -111,24 +134,14 @@ export type CreatedOrderView = Omit<CreatedDepositOrder, 'paymentUrl'>;
 /** The order as callbacks carry it: its read less the link and the transfers not yet confirmed. */
 export type OrderView = Omit<DepositOrder, 'paymentUrl' | 'unconfirmedDeposits'>;
 
+/** The order as the create answers it: no amount received yet. */
+const createdOrder = rowMapper(ORDER_FIELDS.filter((field) => field.name !== 'receivedAmount'));
+const order = rowMapper(ORDER_FIELDS);
+
 export function toCreatedDepositOrder(row: OrderRow): CreatedOrderView {
-  return {
-    uuid: row.uuid,
-    blockchain: row.blockchain,
-    currency: row.currency,
-    targetCurrency: row.currency,
-    externalId: row.external_id,
-    customerId: row.customer_id,
-    address: row.address,
-    addressQr: row.address_qr,
-    expiredAt: row.expired_at,
-    rate: 1,
-    status: row.status,
-    minAmount: toJsonInteger(row.min_amount),
-    ...(row.description === null ? {} : { description: row.description }),
-  };
+  return createdOrder(row) as CreatedOrderView;
 }
 
 export function toDepositOrder(row: OrderRow): OrderView {
-  return { ...toCreatedDepositOrder(row), receivedAmount: toJsonInteger(row.received_amount) };
+  return order(row) as OrderView;
 }

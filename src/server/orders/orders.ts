@@ -5,12 +5,10 @@ import DataLoader from 'dataloader';
 import { AddressPool } from '../addresses/pool.js';
 import type { CreateDepositOrderRequest } from '../../../generated/schema.js';
 import { ORDER_COLUMNS, ORDER_JSON_COLUMNS, toCreatedDepositOrder, type CreatedOrderView, type OrderJsonRow, type OrderRow } from './order-rows.js';
-import type { Network } from '../addresses/derivation.js';
 import type { Config } from '../config.js';
 import { batchedOwnedReads, ONE_TURN_BATCHES, uuidInBatch, type OwnedRow } from '../db/batched-reads.js';
 import type { Database, Sql } from '../db/database.js';
-import type { Page, RowPosition } from '../db/pages.js';
-import { listOrders, type OrderListFilters } from './order-list.js';
+import type { Network } from '../shared/network.js';
 import { platformDateTime, type Clock } from '../shared/time.js';
 
 /** The merchants' reads of orders, the platform's hottest query: several uuids at once (batched-reads.ts). */
@@ -37,7 +35,7 @@ interface NewOrder {
   uuid: string;
   merchantId: string;
   externalId: string;
-  network: Network;
+  blockchain: Network;
   currency: OrderRow['currency'];
   customerId: string;
   callbackUrl: string;
@@ -105,9 +103,9 @@ interface InsertedRow {
 /** The insert's parameters: eleven arrays, one per column, then each network's wallet and count of new orders. */
 function insertParameters(orders: readonly NewOrder[], wallets: Record<Network, string>): unknown[] {
   const column = <T>(value: (order: NewOrder) => T) => orders.map(value);
-  const count = (network: Network) => orders.filter((o) => o.network === network).length;
+  const count = (network: Network) => orders.filter((o) => o.blockchain === network).length;
   return [
-    column((o) => o.uuid), column((o) => o.merchantId), column((o) => o.externalId), column((o) => o.network),
+    column((o) => o.uuid), column((o) => o.merchantId), column((o) => o.externalId), column((o) => o.blockchain),
     column((o) => o.currency), column((o) => o.customerId), column((o) => o.callbackUrl), column((o) => String(o.minAmount)),
     column((o) => o.expiredAt.toISOString()), column((o) => o.returnUrl), column((o) => o.description),
     wallets.Tron, count('Tron'), wallets.Ethereum, count('Ethereum'),
@@ -118,7 +116,7 @@ function insertParameters(orders: readonly NewOrder[], wallets: Record<Network, 
 function insertedRow(order: NewOrder, address: { address: string; qr: string }): OrderRow {
   return {
     uuid: order.uuid,
-    blockchain: order.network,
+    blockchain: order.blockchain,
     currency: order.currency,
     external_id: order.externalId,
     customer_id: order.customerId,
@@ -130,13 +128,13 @@ function insertedRow(order: NewOrder, address: { address: string; qr: string }):
     status: 'NEW',
     min_amount: order.minAmount,
     received_amount: 0n,
-    // The API's date shape, as ORDER_COLUMNS formats it in SQL.
+    // The API's date shape, as ORDER_FIELDS formats it in SQL.
     expired_at: platformDateTime(order.expiredAt),
   };
 }
 
 async function orderByExternalId(sql: Sql, merchantId: string, externalId: string): Promise<OrderRow | undefined> {
-  const [row] = await sql.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM deposit_orders WHERE merchant_id = $1 AND external_id = $2`, [merchantId, externalId]);
+  const [row] = await sql.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM deposit_orders o WHERE o.merchant_id = $1 AND o.external_id = $2`, [merchantId, externalId]);
   return row;
 }
 
@@ -182,7 +180,7 @@ export class Orders {
       const rows = await db.query<InsertedRow>(INSERT_ORDERS_SQL, insertParameters(orders, this.addresses.wallets));
       const answers = new Map(rows.map((row) => [row.uuid, row.address === null ? ('no address' as const) : { address: row.address, qr: row.address_qr! }]));
       for (const network of ['Tron', 'Ethereum'] as const) {
-        const used = orders.filter((order) => order.network === network && typeof answers.get(order.uuid) === 'object').length;
+        const used = orders.filter((order) => order.blockchain === network && typeof answers.get(order.uuid) === 'object').length;
         const ready = rows[0]?.[network === 'Tron' ? 'tron_ready' : 'ethereum_ready'];
         if (used > 0) this.addresses.taken(network, used, ready! - used);
       }
@@ -222,7 +220,7 @@ export class Orders {
         uuid: randomUUID(),
         merchantId,
         externalId: request.externalId,
-        network,
+        blockchain: network,
         currency: request.currency,
         customerId: request.customerId,
         callbackUrl: request.callbackUrl,
@@ -296,10 +294,5 @@ export class Orders {
   /** An order as its read shows it (its JSON, ORDER_JSON_SQL), with the transfers seen and not yet confirmed: one batched query. */
   read(merchantId: string, uuid: string): Promise<OrderJsonRow | undefined> {
     return this.readOwned(merchantId, uuid);
-  }
-
-  /** A page of the merchant's orders, newest first (order-list.ts). */
-  list(merchantId: string, filters: OrderListFilters, after: RowPosition | undefined, limit: number): Promise<Page<OrderJsonRow>> {
-    return listOrders(this.db, merchantId, filters, after, limit);
   }
 }

@@ -2,7 +2,7 @@
 // blocks above the confirmed head, kept in a table of its own (migration 010), replaced at each scan
 // and shown on the order's read as `unconfirmedDeposits`. Never part of receivedAmount: a transfer is
 // credited (deposits.ts) only once its block is confirmed, and leaves this table in that transaction.
-import type { Network } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import type { Sql } from '../db/database.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
 import type { Transfer } from './transfer.js';

@@ -1,6 +1,6 @@
 // The payment page's texts, in English and Russian. Amounts come in as decimal text of whole USDT
 // (formatted exactly from smallest units), so no text here does arithmetic.
-import type { Network } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 
 export const LANGUAGES = ['en', 'ru'] as const;
 export type Language = (typeof LANGUAGES)[number];

@@ -1,7 +1,7 @@
 // What the payment page may show of an order, read by its uuid alone once the link's token has checked:
 // no customer, externalId or callback URL is even selected; of the merchant only the display name that
 // the operator set for payers.
-import type { Network } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import { batchedReads } from '../db/batched-reads.js';
 import type { Database } from '../db/database.js';
 import { READ_PAGE_ORDERS_SQL, type OrderRow } from '../orders/order-rows.js';

@@ -1,7 +1,8 @@
 // The payment page as HTML, rendered on the server in full: with JavaScript off it shows every fact,
 // and with it on page.js swaps in the same server-rendered part (renderOrder) when the order changes,
 // so there is one rendering of the state, not one here and another in the browser.
-import { toChecksumAddress, toTronAddress, type Network } from '../addresses/derivation.js';
+import { toChecksumAddress, toTronAddress } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import type { Config } from '../config.js';
 import { formatDecimalUnits } from '../shared/money.js';
 import { MESSAGES, LANGUAGES, watchSpan, type Language, type Messages } from './messages.js';

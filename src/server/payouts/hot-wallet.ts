@@ -7,7 +7,8 @@ import { constants } from 'node:fs';
 import { inspect } from 'node:util';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
-import { toChecksumAddress, toTronAddress, type Network } from '../addresses/derivation.js';
+import { toChecksumAddress, toTronAddress } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 
 /** A key file holds 64 hex digits and maybe 0x and a newline; anything much larger is not a key file. */
 const MAX_KEY_FILE_BYTES = 1024;

@@ -1,7 +1,8 @@
 // The proof that a payout was made: its mined transaction's logs hold the token's Transfer from the hot
 // wallet to the destination for the exact amount. Read from an Ethereum receipt (0x hex) or a Tron
 // node's gettransactioninfobyid (hex without 0x, the contract's address without its 41 prefix) alike.
-import { tronAddressToId, toChecksumAddress, toTronAddress, type Network } from '../addresses/derivation.js';
+import { tronAddressToId, toChecksumAddress, toTronAddress } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import { TRANSFER_TOPIC } from '../chain/transfer-logs.js';
 
 /** A log as either chain's node writes it. */

@@ -39,6 +39,14 @@ export class CursorCodec {
     return `${random.toString('base64url')}.${sealed.toString('base64url')}`;
   }
 
+  /** The position a page's cursor holds, of one of `lengths`; none without a cursor; CursorRefused for one not made for this subject and scope. */
+  position(subject: string, scope: string, cursor: string | undefined, lengths: readonly number[]): string[] | undefined {
+    if (cursor === undefined) return undefined;
+    const position = this.decode(subject, scope, cursor, lengths);
+    if (!position) throw new CursorRefused();
+    return position;
+  }
+
   /** The position, of one of `lengths`, or undefined for anything this codec did not make for this subject and scope. */
   decode(subject: string, scope: string, cursor: string, lengths: readonly number[]): string[] | undefined {
     if (cursor.length > MAX_CURSOR_LENGTH) return undefined;
@@ -97,4 +105,18 @@ export function walkScope(kind: string, filters: Record<string, string | number 
     .filter(([, value]) => value !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : 1));
   return `${kind}?${JSON.stringify(entries)}`;
+}
+
+/** A cursor this platform did not issue to this merchant for this walk, or changed: the API's 422 naming `cursor`. */
+export class CursorRefused extends Error {
+  constructor() {
+    super('was not issued to this API key for these filters, or it was changed');
+  }
+}
+
+/** A feed's cursor whose walk reaches back past what the pruning removed: the API's 410 cursor_expired. */
+export class CursorExpired extends Error {
+  constructor(readonly retentionDays: number) {
+    super(`The events after this cursor are no longer kept (${retentionDays} days); list your orders to reconcile, then read the feed without a cursor.`);
+  }
 }

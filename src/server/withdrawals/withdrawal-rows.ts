@@ -2,6 +2,7 @@
 // knows the withdrawals table's columns. Amounts are exact smallest units inside and become JSON numbers
 // of whole units only here.
 import type { Withdrawal } from '../../../generated/schema.js';
+import { rowMapper, selectedColumns, type JsonField } from '../db/json-fields.js';
 import type { Network } from '../shared/network.js';
 import { unitsToWireNumber } from '../shared/money.js';
 import { platformDateTime } from '../shared/time.js';
@@ -36,24 +37,33 @@ export interface WithdrawalRow {
   settled_without_proof: boolean;
 }
 
-export const WITHDRAWAL_COLUMNS =
-  'uuid, merchant_id, external_id, amount_units, fee_units, blockchain, currency_code, destination_address, status, stage, tx_id, failure_reason, callback_url, source, created_at, updated_at, settled_without_proof';
+/**
+ * The withdrawal's fields, in the contract's order: the columns TypeScript reads and the withdrawal as its
+ * read, the lists and its callbacks show it, made from this table (db/json-fields.ts); optional fields
+ * only when they have a value. A new field is its line in the contract's YAML and one row here.
+ */
+export const WITHDRAWAL_FIELDS: readonly JsonField<WithdrawalRow>[] = [
+  { name: 'uuid', column: 'uuid' },
+  { name: 'amount', column: 'amount_units', wire: unitsToWireNumber },
+  { name: 'blockchain', column: 'blockchain' },
+  { name: 'currencyCode', column: 'currency_code' },
+  { name: 'destinationAddress', column: 'destination_address' },
+  { name: 'status', column: 'status' },
+  { name: 'stage', column: 'stage', optional: true },
+  { name: 'createAt', column: 'created_at', wire: platformDateTime },
+  { name: 'externalId', column: 'external_id' },
+  { name: 'fee', column: 'fee_units', wire: unitsToWireNumber },
+  { name: 'txId', column: 'tx_id', optional: true },
+  { name: 'failureReason', column: 'failure_reason', optional: true },
+  { name: 'callbackUrl', column: 'callback_url', optional: true },
+];
 
-/** The withdrawal as its read, the lists and its callbacks show it (optional fields only when they have a value). */
+/** The columns of a WithdrawalRow: the fields' and what the platform alone reads. */
+export const WITHDRAWAL_COLUMNS = `${selectedColumns(WITHDRAWAL_FIELDS)}, merchant_id, source, updated_at, settled_without_proof`;
+
+const withdrawal = rowMapper(WITHDRAWAL_FIELDS);
+
+/** The withdrawal as its read, the lists and its callbacks show it. */
 export function toWithdrawal(row: WithdrawalRow): Withdrawal {
-  return {
-    uuid: row.uuid,
-    amount: unitsToWireNumber(row.amount_units),
-    blockchain: row.blockchain,
-    currencyCode: row.currency_code,
-    destinationAddress: row.destination_address,
-    status: row.status,
-    ...(row.stage === null ? {} : { stage: row.stage }),
-    createAt: platformDateTime(row.created_at),
-    externalId: row.external_id,
-    fee: unitsToWireNumber(row.fee_units),
-    ...(row.tx_id === null ? {} : { txId: row.tx_id }),
-    ...(row.failure_reason === null ? {} : { failureReason: row.failure_reason }),
-    ...(row.callback_url === null ? {} : { callbackUrl: row.callback_url }),
-  };
+  return withdrawal(row) as Withdrawal;
 }

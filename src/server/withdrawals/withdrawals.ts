@@ -4,7 +4,8 @@
 import type { operations, Withdrawal } from '../../../generated/schema.js';
 import { batchedOwnedReads, uuidInBatch } from '../db/batched-reads.js';
 import type { Database } from '../db/database.js';
-import { equalTo, newestFirstPage, timeBound, type RowPosition } from '../db/pages.js';
+import { equalTo, newestFirstWalk, timeBound, type ListPage, type ListRequest } from '../db/pages.js';
+import type { CursorCodec } from '../shared/cursors.js';
 import { requestWithdrawal, type RequestOutcome, type RequestSettings, type WithdrawalRequest } from './requests.js';
 import { moveWithdrawal, type MoveRefused, type WithdrawalMove } from './settlement.js';
 import { toWithdrawal, WITHDRAWAL_COLUMNS, type WithdrawalRow } from './withdrawal-rows.js';
@@ -37,20 +38,20 @@ export class Withdrawals {
     return row && toWithdrawal(row);
   }
 
-  /** A page of the merchant's withdrawals, newest first (db/pages.ts). */
-  async list(merchantId: string, filters: WithdrawalListFilters, after: RowPosition | undefined, limit: number): Promise<{ withdrawals: Withdrawal[]; next: RowPosition | undefined }> {
-    const page = await newestFirstPage<WithdrawalRow>(this.db, 'withdrawals', WITHDRAWAL_COLUMNS, {
-      merchantId,
+  /** A page of the merchant's withdrawals, newest first, as the API sends it, from the request's cursor (db/pages.ts). */
+  async list(cursors: CursorCodec, request: ListRequest<WithdrawalListFilters>): Promise<ListPage<Withdrawal>> {
+    const { filters } = request;
+    const page = await newestFirstWalk<WithdrawalRow>(this.db, cursors, 'withdrawals', request, {
+      table: 'withdrawals',
+      columns: WITHDRAWAL_COLUMNS,
       filters: [
         ...equalTo('status', filters.status),
         ...equalTo('external_id', filters.externalId),
         ...timeBound('created_at', 'from', filters.createdFrom),
         ...timeBound('created_at', 'before', filters.createdBefore),
       ],
-      after,
-      limit,
     });
-    return { withdrawals: page.rows.map(toWithdrawal), next: page.next };
+    return { ...page, items: page.items.map(toWithdrawal) };
   }
 
   /**

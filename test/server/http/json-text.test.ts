@@ -14,6 +14,8 @@ function itemsOf(n: number): string[] {
 describe('a page sent as bytes', () => {
   let app: FastifyInstance;
   let base: string;
+  /** Pages whose rows sendPage released. */
+  let released = 0;
   beforeAll(async () => {
     app = Fastify();
     app.get<{ Params: { n: string } }>('/page/:n', async (request, reply) => {
@@ -22,12 +24,12 @@ describe('a page sent as bytes', () => {
       await new Promise((resolve) => setTimeout(resolve, n % 7));
       // Half the items as strings, half as their bytes: both are what a driver gives (Utf8Text).
       const items = itemsOf(n).map((item, i) => (i % 2 === 0 ? JSON.stringify(item) : Buffer.from(JSON.stringify(item))));
-      return sendPage(reply, items, JSON_TEXT_ITEMS, n % 2 === 0, n % 2 === 0 ? `cursor-${n}` : undefined);
+      return sendPage(reply, { items, hasMore: n % 2 === 0, nextCursor: n % 2 === 0 ? `cursor-${n}` : undefined, release: () => {} }, JSON_TEXT_ITEMS);
     });
     app.get<{ Params: { n: string } }>('/item/:n', async (request, reply) => sendItem(reply, Buffer.from(JSON.stringify(itemsOf(Number(request.params.n)))), JSON_TEXT_ITEMS));
     // A writer that counts one byte more than it writes.
     const miscounted = { bytes: (item: string) => JSON_TEXT_ITEMS.bytes(item) + 1, write: JSON_TEXT_ITEMS.write };
-    app.get('/miscounted/page', async (_request, reply) => sendPage(reply, ['"a"', '"b"'], miscounted, false, undefined));
+    app.get('/miscounted/page', async (_request, reply) => sendPage(reply, { items: ['"a"', '"b"'], hasMore: false, nextCursor: undefined, release: () => void released++ }, miscounted));
     app.get('/miscounted/item', async (_request, reply) => sendItem(reply, '"a"', miscounted));
     base = await app.listen({ host: '127.0.0.1', port: 0 });
   });
@@ -76,6 +78,8 @@ describe('a page sent as bytes', () => {
       expect(response.status).toBe(500);
       expect(await response.text()).not.toContain('"a"');
     }
+    // The page's rows were released all the same: no route holds them.
+    expect(released).toBe(1);
     // The page buffer went back: pages after it arrive whole.
     expect((await (await fetch(`${base}/page/3`)).json()).data).toEqual(itemsOf(3));
   });

@@ -47,7 +47,7 @@ describe.each(DATABASES)('orders on %s', (kind) => {
       const inserts = sql.flatMap((text, at) => (text.includes('INSERT INTO deposit_orders') ? [at] : []));
       expect(inserts).toHaveLength(2);
       expect(sql.slice(0, inserts[1]).filter((text) => text.includes('INSERT INTO address_pool'))).toHaveLength(1);
-      expect(sql.filter((text) => text.includes('FROM deposit_orders WHERE merchant_id = $1 AND external_id = $2'))).toHaveLength(16);
+      expect(sql.filter((text) => text.includes('FROM deposit_orders o WHERE o.merchant_id = $1 AND o.external_id = $2'))).toHaveLength(16);
       expect(results.filter((r) => r.outcome === 'created')).toHaveLength(48);
       expect(results.filter((r) => r.outcome === 'replayed')).toHaveLength(16);
       const addresses = results.map((r) => ('order' in r ? r.order.address : ''));
