@@ -11,7 +11,6 @@ import { HDKey } from '@scure/bip32';
 
 import type { Network } from '../shared/network.js';
 
-export type { Network };
 
 const tronBase58 = base58check(sha256);
 const TRON_PREFIX = 0x41;

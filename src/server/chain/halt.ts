@@ -2,7 +2,7 @@
 // credited from the replaced blocks may no longer be on the chain, so nothing more is credited on
 // that network until an operator has looked and resumes it (`partner-api chain resume`). Its state is
 // kept on the network's scan position (a chain_cursors row).
-import type { Network } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import type { Sql } from '../db/database.js';
 
 export interface HaltedNetwork {

@@ -1,7 +1,7 @@
 // `partner-api deposits rescan`: finds the transfers to one order's address that the scanner did not
 // credit (after the watch window, or missed for any reason) and credits them through the same path,
 // exactly once: a transfer credited before is recognised by its deposit identity and skipped.
-import type { Network } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { creditTransfers, type Credit } from '../orders/deposits.js';

@@ -3,7 +3,7 @@
 // JSON-RPC up to the confirmed head, credited in the same transaction that advances the scan position.
 // One implementation for Ethereum and Tron. The scan position is a row of the chain_cursors table, which
 // keeps its name from before issue 48; the code says scan position, as the README's words do.
-import type { Network } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import type { ChainConfig } from '../config.js';
 import type { Database } from '../db/database.js';
 import { countWatched, creditTransfers, watchedAddresses, watchedAmong, type Credit } from '../orders/deposits.js';

@@ -1,6 +1,7 @@
 // Transfer logs as deposits: an ERC-20 Transfer log decoded into the platform's transfer (its address
 // forms per network), and the filter of what a node answered down to the transfers a scan may credit.
-import { toChecksumAddress, toTronAddress, tronAddressToId, type Network } from '../addresses/derivation.js';
+import { toChecksumAddress, toTronAddress, tronAddressToId } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import type { Transfer } from '../orders/transfer.js';
 import type { RpcLog } from './rpc.js';
 

@@ -1,5 +1,5 @@
 // Reading the operator commands' own flags: each check once, each refusal a UsageError naming the flag.
-import type { Network } from '../addresses/derivation.js';
+import type { Network } from '../shared/network.js';
 import { UsageError } from './errors.js';
 
 export type Flags = Record<string, string | boolean | string[] | undefined>;

@@ -42,7 +42,7 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
     chain: {
-      lag: new Gauge({ name: 'partner_chain_cursor_lag_blocks', help: 'Confirmed blocks the scanner has not scanned yet (head − cursor), by network', labelNames: ['network'], registers: [registry] }),
+      lag: new Gauge({ name: 'partner_chain_cursor_lag_blocks', help: 'Confirmed blocks the scanner has not scanned yet (head − scan position; the name is kept for dashboards), by network', labelNames: ['network'], registers: [registry] }),
       halted: new Gauge({ name: 'partner_chain_halted', help: '1 while crediting on the network is halted after a reorg deeper than its confirmations', labelNames: ['network'], registers: [registry] }),
     },
     payouts: {

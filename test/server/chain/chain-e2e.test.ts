@@ -16,7 +16,8 @@ import {
   type OrderStatus,
   type PartnerClient,
 } from '../../../src/client/index.js';
-import { createAddressDeriver, tronAddressToId, type Network } from '../../../src/server/addresses/derivation.js';
+import { createAddressDeriver, tronAddressToId } from '../../../src/server/addresses/derivation.js';
+import type { Network } from '../../../src/server/shared/network.js';
 import { startChain, type Chain, type Hex, type Receipt, type Token } from '../../support/chain.js';
 import { runCommand } from '../../support/cli.js';
 import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
