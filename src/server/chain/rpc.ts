@@ -180,6 +180,25 @@ export class JsonRpcClient {
     }
   }
 
+  /**
+   * The newest block whose transactions count (`confirmed`: the node's finalized block, or `confirmations`
+   * below the latest, the latest counting as one) and the latest block. The one rule of finality for
+   * what comes in (a deposit credited) and what goes out (a payout DONE). Only a node that does not know
+   * the `finalized` tag falls back to confirmations; any other failure throws, so a rate limit never moves
+   * the rule past finality, and a node without a finalized block yet (FinalityUnavailableError) waits.
+   */
+  async heads(finality: 'confirmations' | 'finalized', confirmations: number): Promise<{ confirmed: bigint; latest: bigint }> {
+    if (finality === 'finalized') {
+      const finalized = await this.finalizedBlock();
+      if (finalized !== undefined) {
+        const latest = await this.blockNumber();
+        return { confirmed: finalized, latest: latest > finalized ? latest : finalized };
+      }
+    }
+    const latest = await this.blockNumber();
+    return { confirmed: latest - BigInt(confirmations) + 1n, latest };
+  }
+
   /** A block by number, or undefined when the node does not have it (yet). */
   async block(number: bigint): Promise<RpcBlock | undefined> {
     const found = await this.call<{ number: string; hash: string; parentHash: string; timestamp: string } | null>('eth_getBlockByNumber', [hex(number), false]);

@@ -114,27 +114,14 @@ export class ChainScanner {
     return this.options.network;
   }
 
-  /**
-   * The newest block whose transfers count: enough confirmations, or the node's finalized block.
-   * Only a node that does not know the `finalized` tag falls back to confirmations; any other
-   * failure ends the round (retried at the next), so a rate limit never moves crediting past finality,
-   * and a node without a finalized block yet (FinalityUnavailableError) makes the scan wait.
-   */
+  /** The newest block whose transfers count: enough confirmations, or the node's finalized block (JsonRpcClient.heads). */
   async confirmedHead(): Promise<bigint> {
     return (await this.heads()).confirmed;
   }
 
   /** The confirmed head and the node's latest block (above the confirmed head: transfers seen, not yet confirmed). */
-  async heads(): Promise<{ confirmed: bigint; latest: bigint }> {
-    if (this.options.chain.finality === 'finalized') {
-      const finalized = await this.rpc.finalizedBlock();
-      if (finalized !== undefined) {
-        const latest = await this.rpc.blockNumber();
-        return { confirmed: finalized, latest: latest > finalized ? latest : finalized };
-      }
-    }
-    const latest = await this.rpc.blockNumber();
-    return { confirmed: latest - BigInt(this.options.confirmations) + 1n, latest };
+  heads(): Promise<{ confirmed: bigint; latest: bigint }> {
+    return this.rpc.heads(this.options.chain.finality, this.options.confirmations);
   }
 
   /**

@@ -97,7 +97,8 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
           (error) => log?.warn({ err: error }, 'settling sandbox withdrawals failed'),
         )
       : undefined;
-  // Paying withdrawals on chain, one payer per network at a time (the lease): where the network has a
+  // Paying withdrawals on chain, one payer per network at a time (the lease, each write of a round fenced
+  // by it: payouts/payout-job.ts): where the network has a
   // node to ask, with its hot wallet if it has one (without, it checks the operator's recorded payments).
   const payoutLeases: JobLease[] = [];
   const payouts: { stop(): Promise<void> }[] = [];
@@ -109,6 +110,7 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
       wallet: ethereumWallet,
       token: ethereumChain.tokenContract,
       confirmations: config.networks.Ethereum.confirmations,
+      finality: ethereumChain.finality,
       maxFeePerGas: config.payouts.ethereumMaxFeePerGas,
       replaceAfterSeconds: config.payouts.replaceAfterSeconds,
       fundsWaitHours: config.payouts.fundsWaitHours,
@@ -117,7 +119,7 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
     });
     const lease = leaseOf('payout:Ethereum');
     payoutLeases.push(lease);
-    payouts.push(runRepeatedly(async () => (await lease.holds()) && payer.round(), ethereumChain.pollIntervalSeconds * 1000, (error) => log?.warn({ err: error }, 'paying Ethereum withdrawals failed')));
+    payouts.push(runRepeatedly(async () => (await lease.holds()) && payer.round(lease.fence()), ethereumChain.pollIntervalSeconds * 1000, (error) => log?.warn({ err: error }, 'paying Ethereum withdrawals failed')));
   }
   // Tron's payouts go through its HTTP API (TRON_API_URL), not the JSON-RPC the scanner reads.
   const tronApiUrl = config.payouts.tronApiUrl;
@@ -136,7 +138,7 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
     });
     const lease = leaseOf('payout:Tron');
     payoutLeases.push(lease);
-    payouts.push(runRepeatedly(async () => (await lease.holds()) && payer.round(), (tronChain?.pollIntervalSeconds ?? TRON_BLOCK_SECONDS) * 1000, (error) => log?.warn({ err: error }, 'paying Tron withdrawals failed')));
+    payouts.push(runRepeatedly(async () => (await lease.holds()) && payer.round(lease.fence()), (tronChain?.pollIntervalSeconds ?? TRON_BLOCK_SECONDS) * 1000, (error) => log?.warn({ err: error }, 'paying Tron withdrawals failed')));
   }
   return {
     async stop() {

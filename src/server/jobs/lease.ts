@@ -4,10 +4,14 @@
 // instances' clocks do not matter, and no connection is held for it: a holder whose host vanishes
 // (killed, frozen, cut off without its TCP connections closing) loses the job when its lease runs out,
 // within LEASE_SECONDS + the others' interval, not when PostgreSQL's keepalive notices (2 h by default).
-// Correctness never rests on the lease (the scan position's row lock and the outbox's SKIP LOCKED still guard the writes):
-// it is what keeps N instances from making N times the RPC calls.
+// The lease alone never makes a write safe: the scan position's row lock and the outbox's SKIP LOCKED guard
+// theirs, and a payout job proves its lease in each of its writes' own transactions (`fence()`): every
+// take-over raises the lease's fencing token, and a write under an older token is refused, so a round that
+// stalled past its lease (a node call that waited 30 s) and resumes after another instance took over writes
+// nothing. What the lease itself saves is N instances making N times the RPC calls.
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
+import { LeaseLostError, UNFENCED, type Fence } from '../db/fence.js';
 import type { Logger } from '../shared/logger.js';
 
 export type LeaseGauge = { set(labels: { job: string }, value: number): void };
@@ -17,18 +21,32 @@ export const LEASE_SECONDS = 30;
 
 /**
  * Takes the lease when it is free or expired, renews it when this holder has it; no row when another
- * holder's lease is still running.
+ * holder's lease is still running. A take-over raises the fencing token; a renewal keeps it.
  */
 const TAKE_OR_RENEW_SQL = `
   INSERT INTO job_leases (job, holder, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))
-  ON CONFLICT (job) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+  ON CONFLICT (job) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at,
+         fence = CASE WHEN job_leases.holder = EXCLUDED.holder THEN job_leases.fence ELSE job_leases.fence + 1 END
    WHERE job_leases.holder = EXCLUDED.holder OR job_leases.expires_at <= now()
-  RETURNING holder`;
+  RETURNING fence`;
+
+/**
+ * The fence's proof, in the writer's transaction: the lease still carries the round's token (so nobody
+ * took it over since), renewed as it is proven, its row locked until the write commits so that no
+ * take-over lands between the proof and the write. A lease that ran out but that nobody took keeps its
+ * token: still this holder's, and safe to write under.
+ */
+const PROVE_SQL = `
+  UPDATE job_leases SET expires_at = greatest(expires_at, now() + make_interval(secs => $4))
+   WHERE job = $1 AND holder = $2 AND fence = $3
+  RETURNING 1`;
 
 export class JobLease {
   /** The lease's holder: this instance for this job, unique per process and job. */
   private readonly holder = randomUUID();
   private held = false;
+  /** The fencing token of the lease as last taken or renewed (undefined: not held). */
+  private token: bigint | undefined;
   /** When the lease last renewed runs out (performance.now() time), and the timer that reports it. */
   private leaseEnds = 0;
   private endTimer: NodeJS.Timeout | undefined;
@@ -52,7 +70,9 @@ export class JobLease {
     // The lease runs from the database's now(), which comes after this: counting from here ends it early, never late.
     const asked = performance.now();
     try {
-      holds = (await this.db.query(TAKE_OR_RENEW_SQL, [this.job, this.holder, this.leaseSeconds])).length === 1;
+      const [row] = await this.db.query<{ fence: bigint }>(TAKE_OR_RENEW_SQL, [this.job, this.holder, this.leaseSeconds]);
+      this.token = row?.fence;
+      holds = row !== undefined;
     } finally {
       this.report(holds);
     }
@@ -72,6 +92,18 @@ export class JobLease {
       if (performance.now() >= this.leaseEnds) this.report(false);
     }, until - performance.now());
     this.endTimer.unref();
+  }
+
+  /**
+   * The fence of the round that starts now, under the lease `holds()` just took or renewed: each of the
+   * round's writes proves with it, in its own transaction, that no other instance took the job over since.
+   */
+  fence(): Fence {
+    if (this.db.kind === 'pglite') return UNFENCED;
+    const { job, holder, token, leaseSeconds } = this;
+    return async (tx) => {
+      if (token === undefined || (await tx.query(PROVE_SQL, [job, holder, token, leaseSeconds])).length === 0) throw new LeaseLostError(job);
+    };
   }
 
   /** Gives the job up at a clean stop: another instance takes it at its next round, not at the lease's end. */

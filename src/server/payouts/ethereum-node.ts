@@ -28,8 +28,28 @@ export class EthereumNode {
     return BigInt(await this.rpc.call<string>('eth_chainId', []));
   }
 
-  blockNumber(): Promise<bigint> {
-    return this.rpc.blockNumber();
+  /** The newest block a payout counts as final at (the scanner's rule, JsonRpcClient.heads) and the latest. */
+  heads(finality: 'confirmations' | 'finalized', confirmations: number): Promise<{ confirmed: bigint; latest: bigint }> {
+    return this.rpc.heads(finality, confirmations);
+  }
+
+  /**
+   * The transaction of `address` that holds `nonce`, found in the block where the account's nonce passed
+   * it (a search between block `from` and `to`, where it is known spent): its hash, or undefined when
+   * the node cannot show it (a block or its transactions it does not serve). The proof that a nonce was
+   * taken by another transaction is this, and that transaction's receipt: never the absence of ours.
+   */
+  async transactionAtNonce(address: string, nonce: bigint, from: bigint, to: bigint): Promise<string | undefined> {
+    let low = from < 0n ? 0n : from;
+    let high = to;
+    while (low < high) {
+      const middle = (low + high) / 2n;
+      if ((await this.nonce(address, middle)) > nonce) high = middle;
+      else low = middle + 1n;
+    }
+    const block = await this.rpc.call<{ transactions: { hash: string; from: string; nonce: string }[] } | null>('eth_getBlockByNumber', [quantity(high), true]);
+    const found = block?.transactions?.find((t) => t.from.toLowerCase() === address.toLowerCase() && BigInt(t.nonce) === nonce);
+    return found?.hash.toLowerCase();
   }
 
   /** The account's nonce: with its pending transactions, at the latest block, or as of a block. */

@@ -3,98 +3,81 @@
 // Never twice: a payout's transaction is signed with a nonce fixed before signing, written with its hash
 // (its intent) in the transaction that moves the withdrawal to `sent`, and only then broadcast. After a
 // crash the same bytes are sent again ("already known" is success). A transaction not mined for a while
-// is replaced only under the same nonce with higher fees, every candidate kept: at most one can be mined,
-// and whichever is, is the one recorded. The chain alone makes a withdrawal DONE: a successful receipt
-// holding the token's Transfer from the hot wallet to the destination for the exact amount, with the
-// network's confirmations. A payout whose nonce another transaction took (an outside transfer from the
-// hot wallet), and none of whose candidates was mined, is paid anew: the queue never wedges on it.
-import type { Database } from '../db/database.js';
-import type { Logger } from '../shared/logger.js';
+// is replaced only under the same nonce with higher fees and its original's gas, every candidate kept: at
+// most one can be mined, and whichever is, is the one recorded. The chain alone makes a withdrawal DONE: a
+// successful receipt holding the token's Transfer from the hot wallet to the destination for the exact
+// amount, in a block the network counts as final (the scanner's rule). A payout is paid anew only on
+// proof that none of its candidates can ever be mined: another transaction of the hot wallet holds its
+// nonce in a final block, found there with its receipt. A nonce spent with no such proof (a node blind to
+// receipts, a load balancer behind on one of its backends) is waited on, never paid again.
 import { formatDecimalUnits } from '../shared/money.js';
-import { moveWithdrawal, type WithdrawalMove } from '../withdrawals/settlement.js';
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import { isExecutionReverted, type EthereumNode, type Receipt } from './ethereum-node.js';
-import { replacementFees, signErc20Transfer } from './ethereum.js';
+import { replacementFees, signedGasLimit, signErc20Transfer } from './ethereum.js';
 import type { HotWallet } from './hot-wallet.js';
-import { highestNonce, markBroadcast, markTransaction, recordIntent, sentPayouts, type PayoutTransaction, type SentPayout } from './payout-store.js';
-import { awaitFunds, payoutCounts, queuedWithdrawals } from '../withdrawals/payout-queue.js';
+import { highestNonce, markBroadcast, recordIntent, type PayoutTransaction, type SentPayout } from './payout-store.js';
+import { queuedWithdrawals } from '../withdrawals/payout-queue.js';
 import { provesTransfer } from './transfer-proof.js';
-import type { PayoutGauges } from './payout-gauges.js';
+import { BATCH, PayoutJob, type PayoutJobOptions } from './payout-job.js';
 
-export interface EthereumPayerOptions {
-  db: Database;
+export interface EthereumPayerOptions extends PayoutJobOptions {
   node: EthereumNode;
-  /** The hot wallet; without one the job only checks the operator's recorded transactions. */
-  wallet: HotWallet | undefined;
   /** The token contract (0x hex). */
   token: string;
-  /** Blocks a payout's block needs below the head (the head counting as one). */
+  /** Blocks a payout's block needs below the head (the head counting as one), where `finality` says so. */
   confirmations: number;
+  /** The scanner's rule of finality (ETHEREUM_FINALITY): a payout is DONE as a deposit is credited. */
+  finality?: 'confirmations' | 'finalized';
   maxFeePerGas: bigint;
   replaceAfterSeconds: number;
-  fundsWaitHours: number;
-  log?: Logger | undefined;
-  gauges?: PayoutGauges | undefined;
 }
 
-/** Payouts signed in one round at most: a long queue is paid over several rounds. */
-const BATCH = 20;
 /** How often an idle round reads the hot wallet's balances (for its gauges). */
 const IDLE_BALANCE_READ_MS = 60_000;
 /** The gas estimate's margin: a token's transfer costs a little more to a fresh address than estimated at times. */
 const GAS_MARGIN_PERCENT = 120n;
 
-export class EthereumPayer {
+type Heads = { confirmed: bigint; latest: bigint };
+
+export class EthereumPayer extends PayoutJob {
   private chainId: bigint | undefined;
   /** When the wallet's balances were last read (performance.now()): idle rounds read them once a minute. */
   private balancesReadAt = -Infinity;
 
-  constructor(private readonly options: EthereumPayerOptions) {}
-
-  /** One round: what is out, then what is to pay. True when more is to pay at once (a full batch). */
-  async round(): Promise<boolean> {
-    const head = await this.options.node.blockNumber();
-    const sent = await sentPayouts(this.options.db, 'Ethereum');
-    for (const payout of sent) await this.follow(payout, head);
-    const signed = this.options.wallet ? await this.pay(this.options.wallet, sent) : 0;
-    if (this.options.gauges) {
-      for (const [state, count] of Object.entries(await payoutCounts(this.options.db, 'Ethereum'))) this.options.gauges.payouts.set({ network: 'Ethereum', state }, count);
-    }
-    return signed === BATCH;
+  constructor(private readonly options: EthereumPayerOptions) {
+    super('Ethereum', options);
   }
 
-  private log(level: 'info' | 'warn' | 'error', withdrawal: WithdrawalRow, fields: Record<string, unknown>, message: string) {
-    this.options.log?.[level]?.({ network: 'Ethereum', withdrawal: withdrawal.uuid, ...fields }, message);
+  protected async pay(): Promise<number> {
+    const heads = await this.options.node.heads(this.options.finality ?? 'confirmations', this.options.confirmations);
+    const { sent } = await this.followEach((payout) => this.follow(payout, heads));
+    return this.options.wallet ? this.payQueued(this.options.wallet, sent) : 0;
   }
 
-  /** Moves a withdrawal as the chain says; a move refused (it moved meanwhile) changes nothing. */
-  private move(withdrawal: WithdrawalRow, move: WithdrawalMove) {
-    return this.options.db.transaction((tx) => moveWithdrawal(tx, withdrawal.uuid, move));
-  }
-
-  /** A payout that is out: DONE or FAILED once its block is deep enough, else sent again, replaced, or paid anew. */
-  private async follow({ withdrawal, transactions }: SentPayout, head: bigint): Promise<void> {
-    const { node, confirmations } = this.options;
+  /** A payout that is out: DONE or FAILED once its block is final, else sent again, replaced, or paid anew on proof. */
+  private async follow({ withdrawal, transactions }: SentPayout, heads: Heads): Promise<void> {
     const live = transactions.filter((t) => t.state !== 'dropped' && t.state !== 'failed');
     for (const transaction of live) {
-      const receipt = await node.receipt(transaction.tx_hash);
+      const receipt = await this.options.node.receipt(transaction.tx_hash);
       if (!receipt) continue;
-      const depth = head - receipt.blockNumber + 1n;
-      if (transaction.state !== 'mined') await markTransaction(this.options.db, transaction.id, 'mined', receipt.blockNumber);
-      if (depth < BigInt(confirmations)) return; // mined, not final: wait (a reorg may still take it away)
+      // Mined, not final: wait (a reorg may still take it away).
+      if (receipt.blockNumber > heads.confirmed) {
+        if (transaction.state !== 'mined') await this.mark({ transaction, state: 'mined', blockNumber: receipt.blockNumber });
+        return;
+      }
       return this.settle(withdrawal, transaction, receipt);
     }
-    // None mined. A mined one that a reorg took away is pending again: back to what it was.
-    for (const transaction of live.filter((t) => t.state === 'mined')) await markTransaction(this.options.db, transaction.id, 'pending');
     const own = live.filter((t) => t.payer === 'hot_wallet');
     if (own.length === 0) return; // the operator's transaction: not in a block yet
     const latest = own.at(-1)!;
-    if (await this.nonceTakenElsewhere(latest, head)) {
-      for (const transaction of own) await markTransaction(this.options.db, transaction.id, 'dropped');
-      this.log('warn', withdrawal, { nonce: latest.nonce?.toString(), txId: latest.tx_hash }, 'payout: another transaction of the hot wallet took its nonce and none of its own was mined; it is paid anew');
-      await this.move(withdrawal, { to: 'requeued', reason: 'its nonce was taken by another transaction' });
-      return;
-    }
+    const from = latest.from_address!;
+    const nonce = latest.nonce!;
+    if ((await this.options.node.nonce(from, heads.confirmed < 0n ? 0n : heads.confirmed)) > nonce) return this.nonceSpentAtFinal(withdrawal, own, heads);
+    // Spent in a block not final yet, by one of these or another: the chain will say which; nothing to send.
+    if ((await this.options.node.nonce(from, 'latest')) > nonce) return;
+    // A mined one that a reorg took away is pending again.
+    const unmined = live.filter((t) => t.state === 'mined').map((transaction) => ({ transaction, state: 'pending' as const }));
+    if (unmined.length > 0) await this.mark(...unmined);
     if (this.options.wallet && latest.age_seconds > this.options.replaceAfterSeconds) {
       if (await this.replace(this.options.wallet, withdrawal, latest)) return;
     }
@@ -102,40 +85,51 @@ export class EthereumPayer {
   }
 
   /**
-   * The nonce is spent at a depth the network calls final and none of the payout's candidates has a
-   * receipt: another transaction of the hot wallet took it, and none of these can ever be mined.
+   * The payout's nonce is spent in a final block, and the node shows no receipt of its candidates. Paid
+   * anew only on proof that another transaction took the nonce: found in the block where the nonce was
+   * spent, not one of these, with a receipt. Else the node is blind to what is there (one of ours, most
+   * likely): it waits, and says so every round, for the operator.
    */
-  private async nonceTakenElsewhere(transaction: PayoutTransaction, head: bigint): Promise<boolean> {
-    const final = head - BigInt(this.options.confirmations) + 1n;
-    if (final < 0n || transaction.nonce === null) return false;
-    return (await this.options.node.nonce(transaction.from_address!, final)) > transaction.nonce;
+  private async nonceSpentAtFinal(withdrawal: WithdrawalRow, own: PayoutTransaction[], heads: Heads): Promise<void> {
+    const latest = own.at(-1)!;
+    const taker = await this.options.node.transactionAtNonce(latest.from_address!, latest.nonce!, 0n, heads.confirmed);
+    const proven = taker !== undefined && !own.some((t) => t.tx_hash === taker) && (await this.options.node.receipt(taker)) !== undefined;
+    if (!proven) {
+      this.log('warn', withdrawal, { nonce: latest.nonce!.toString(), txId: latest.tx_hash, taker }, 'payout: its nonce is spent in a final block but the node shows no receipt of it nor the transaction that took it; it waits, never paid again on missing evidence');
+      return;
+    }
+    this.log('warn', withdrawal, { nonce: latest.nonce!.toString(), txId: latest.tx_hash, takenBy: taker }, 'payout: another transaction of the hot wallet took its nonce (found with its receipt) and none of its own can be mined; it is paid anew');
+    await this.move(withdrawal, { to: 'requeued', reason: `its nonce was taken by transaction ${taker}` }, ...own.map((transaction) => ({ transaction, state: 'dropped' as const })));
   }
 
-  /** A final receipt: DONE with its proof, FAILED when it reverted. */
+  /** A final receipt: DONE with its proof, FAILED when it reverted; its transaction marked with the move. */
   private async settle(withdrawal: WithdrawalRow, transaction: PayoutTransaction, receipt: Receipt): Promise<void> {
     const expected = { token: this.options.token, from: transaction.from_address ?? '', to: withdrawal.destination_address, amount: withdrawal.amount_units };
     const proven = receipt.succeeded && (transaction.payer === 'hot_wallet' ? provesTransfer('Ethereum', receipt.logs, expected) : provesAnySender(receipt, expected));
+    const at = { transaction, blockNumber: receipt.blockNumber };
     if (proven) {
-      await this.move(withdrawal, { to: 'confirmed', txId: transaction.tx_hash });
-      this.log('info', withdrawal, { txId: transaction.tx_hash, block: receipt.blockNumber.toString() }, 'payout confirmed: DONE');
-      this.options.gauges?.confirmed.inc({ network: 'Ethereum' });
+      if (await this.move(withdrawal, { to: 'confirmed', txId: transaction.tx_hash }, { ...at, state: 'mined' })) {
+        this.log('info', withdrawal, { txId: transaction.tx_hash, block: receipt.blockNumber.toString() }, 'payout confirmed: DONE');
+        this.counted('confirmed');
+      }
       return;
     }
-    await markTransaction(this.options.db, transaction.id, 'failed');
     const what = receipt.succeeded ? `carries no transfer of exactly ${formatDecimalUnits(withdrawal.amount_units)} USDT to the destination` : 'reverted';
     if (transaction.payer === 'operator') {
       // The operator's payment did not pay it: the withdrawal waits for another.
       this.log('warn', withdrawal, { txId: transaction.tx_hash }, `the operator's recorded transaction ${what}: the withdrawal is queued again`);
-      await this.move(withdrawal, { to: 'requeued', reason: `the recorded transaction ${what}` });
+      await this.move(withdrawal, { to: 'requeued', reason: `the recorded transaction ${what}` }, { ...at, state: 'failed' });
       return;
     }
     if (!receipt.succeeded) {
       this.log('warn', withdrawal, { txId: transaction.tx_hash }, 'payout reverted: FAILED, its hold released');
-      this.options.gauges?.failed.inc({ network: 'Ethereum' });
-      await this.move(withdrawal, { to: 'reverted', reason: `Its transfer ${transaction.tx_hash} reverted on chain; nothing was paid.` });
+      this.counted('failed');
+      await this.move(withdrawal, { to: 'reverted', reason: `Its transfer ${transaction.tx_hash} reverted on chain; nothing was paid.` }, { ...at, state: 'failed' });
       return;
     }
-    // Our own transaction ran and moved something else: never guessed at, for the operator to look at.
+    // Our own transaction ran and moved something else: never guessed at, for the operator to look at
+    // (`ledger check` lists the withdrawal as out with no live transaction).
+    await this.mark({ ...at, state: 'failed' });
     this.log('error', withdrawal, { txId: transaction.tx_hash }, `payout mined without its transfer (${what}): left for the operator`);
   }
 
@@ -143,14 +137,14 @@ export class EthereumPayer {
   private async broadcast(withdrawal: WithdrawalRow, transaction: PayoutTransaction): Promise<void> {
     try {
       const result = await this.options.node.broadcast(transaction.raw!);
-      if (transaction.broadcast_at === null) await markBroadcast(this.options.db, transaction.id);
+      if (transaction.broadcast_at === null) await this.write((tx) => markBroadcast(tx, transaction.id));
       if (result === 'sent' && transaction.broadcast_at === null) this.log('info', withdrawal, { txId: transaction.tx_hash, nonce: transaction.nonce?.toString() }, 'payout broadcast');
     } catch (error) {
       this.log('warn', withdrawal, { txId: transaction.tx_hash, err: (error as Error).message }, 'payout broadcast refused; sent again next round');
     }
   }
 
-  /** A fee bump under the same nonce (10 % at least, and at least today's fees), within the cap. */
+  /** A fee bump under the same nonce (10 % at least, and at least today's fees), within the cap, with the original's gas. */
   private async replace(wallet: HotWallet, withdrawal: WithdrawalRow, latest: PayoutTransaction): Promise<boolean> {
     const previous = { maxFeePerGas: BigInt(latest.max_fee_per_gas!), maxPriorityFeePerGas: BigInt(latest.max_priority_fee_per_gas!) };
     const bumped = replacementFees(previous);
@@ -163,11 +157,12 @@ export class EthereumPayer {
       this.log('warn', withdrawal, { txId: latest.tx_hash, maxFeePerGas: fees.maxFeePerGas.toString() }, 'payout not mined, and its replacement would pass ETHEREUM_MAX_FEE_GWEI: it waits');
       return false;
     }
-    const gasLimit = await this.gasLimit(wallet, withdrawal);
-    if (gasLimit === undefined) return false;
+    // The same transfer as its original, so the same gas: an estimate now runs against the pending state,
+    // where the original has already moved the tokens, and comes out short.
+    const gasLimit = signedGasLimit(latest.raw!);
     const signed = signErc20Transfer(wallet, { chainId: await this.chain(), nonce: latest.nonce!, ...fees, gasLimit, token: this.options.token, to: withdrawal.destination_address, amount: withdrawal.amount_units });
     const intent = { withdrawalUuid: withdrawal.uuid, network: 'Ethereum' as const, payer: 'hot_wallet' as const, fromAddress: wallet.address, nonce: latest.nonce, txHash: signed.hash, raw: signed.raw, ...fees };
-    const written = await recordIntent(this.options.db, intent, 'resent');
+    const written = await this.write((tx) => recordIntent(tx, intent, 'resent'));
     if (!written) return true;
     this.log('info', withdrawal, { txId: signed.hash, replaces: latest.tx_hash, nonce: latest.nonce?.toString(), maxFeePerGas: fees.maxFeePerGas.toString() }, 'payout replaced with higher fees under the same nonce');
     await this.broadcast(withdrawal, written);
@@ -198,7 +193,7 @@ export class EthereumPayer {
   }
 
   /** Signs, writes and broadcasts the queued withdrawals the hot wallet covers; how many it signed. */
-  private async pay(wallet: HotWallet, sent: SentPayout[]): Promise<number> {
+  private async payQueued(wallet: HotWallet, sent: SentPayout[]): Promise<number> {
     const { db, node, token } = this.options;
     const queued = await queuedWithdrawals(db, 'Ethereum', BATCH);
     // Nothing to pay or follow: the node is asked for the wallet's balances once a minute, for the gauges alone.
@@ -226,7 +221,7 @@ export class EthereumPayer {
       const gasLimit = await this.gasLimit(wallet, withdrawal);
       if (gasLimit === undefined) {
         this.log('warn', withdrawal, {}, 'the token refuses this transfer (eth_estimateGas reverted): FAILED, its hold released');
-        this.options.gauges?.failed.inc({ network: 'Ethereum' });
+        this.counted('failed');
         await this.move(withdrawal, { to: 'FAILED', reason: 'The token contract refuses this transfer (it would revert); nothing was paid.' });
         continue;
       }
@@ -238,7 +233,7 @@ export class EthereumPayer {
       const transfer = signErc20Transfer(wallet, { chainId: await this.chain(), nonce, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas, gasLimit, token, to: withdrawal.destination_address, amount: withdrawal.amount_units });
       const intent = { withdrawalUuid: withdrawal.uuid, network: 'Ethereum' as const, payer: 'hot_wallet' as const, fromAddress: wallet.address, nonce, txHash: transfer.hash, raw: transfer.raw, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
       // Written before it is broadcast; not written (the withdrawal moved meanwhile): never broadcast.
-      const written = await recordIntent(db, intent, 'sent');
+      const written = await this.write((tx) => recordIntent(tx, intent, 'sent'));
       if (!written) continue;
       this.log('info', withdrawal, { txId: transfer.hash, nonce: nonce.toString() }, 'payout signed and written');
       nonce += 1n;
@@ -248,17 +243,6 @@ export class EthereumPayer {
       await this.broadcast(withdrawal, written);
     }
     return signed;
-  }
-
-  /** The hot wallet cannot cover it yet: it waits (a metric, /readyz); past PAYOUT_FUNDS_WAIT_HOURS it fails. */
-  private async waitForFunds(withdrawal: WithdrawalRow, why: string): Promise<void> {
-    const waited = await awaitFunds(this.options.db, withdrawal.uuid);
-    if (waited < this.options.fundsWaitHours) {
-      this.log('warn', withdrawal, { amount: formatDecimalUnits(withdrawal.amount_units) }, `payout waits: ${why}`);
-      return;
-    }
-    this.options.gauges?.failed.inc({ network: 'Ethereum' });
-    await this.move(withdrawal, { to: 'FAILED', reason: `The platform's hot wallet did not cover it within ${this.options.fundsWaitHours} hours; nothing was paid.` });
   }
 }
 

@@ -66,6 +66,17 @@ export function signErc20Transfer(wallet: HotWallet, request: Erc20TransferReque
 }
 
 /**
+ * The gas limit a signed transfer (`raw`, as signErc20Transfer made it) carries. A replacement keeps its
+ * original's: estimated again against the pending state, where the original has already moved the
+ * tokens, the estimate comes out lower than the transfer needs (34,448 against 51,548), and mined, the
+ * replacement reverts.
+ */
+export function signedGasLimit(raw: string): bigint {
+  const fields = RLP.decode(hexToBytes(raw.slice(4))) as Uint8Array[];
+  return toBigInt(fields[4]!);
+}
+
+/**
  * The fees of a replacement for a transaction stuck with `previous` fees, under the same nonce: each cap
  * raised by `bumpPercent` (at least 10, what nodes require) rounded up, and by 1 wei at least, so that
  * the node takes it in place of the first (and only one of the two can be mined).

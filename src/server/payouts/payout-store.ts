@@ -3,7 +3,7 @@
 // payout jobs read back (the transactions of the withdrawals whose payout is out) and mark. The
 // withdrawals' own rows, queued or out, are read in ../withdrawals/payout-queue.ts.
 import type { Database, Sql } from '../db/database.js';
-import type { Network } from '../shared/network.js';
+import { NETWORKS, type Network } from '../shared/network.js';
 import { moveWithdrawal } from '../withdrawals/settlement.js';
 import { sentWithdrawals } from '../withdrawals/payout-queue.js';
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
@@ -43,7 +43,8 @@ export async function sentPayouts(sql: Sql, network: Network): Promise<SentPayou
   const withdrawals = await sentWithdrawals(sql, network);
   if (withdrawals.length === 0) return [];
   const transactions = await sql.query<PayoutTransaction>(
-    `SELECT ${TRANSACTION_COLUMNS} FROM payout_transactions WHERE withdrawal_uuid = ANY($1::uuid[]) ORDER BY id`,
+    // By the number, not the text of `id` the columns give: as text, candidate 10 sorts before candidate 9.
+    `SELECT ${TRANSACTION_COLUMNS} FROM payout_transactions WHERE withdrawal_uuid = ANY($1::uuid[]) ORDER BY payout_transactions.id`,
     [withdrawals.map((w) => w.uuid)],
   );
   return withdrawals.map((withdrawal) => ({ withdrawal, transactions: transactions.filter((t) => t.withdrawal_uuid === withdrawal.uuid) }));
@@ -63,14 +64,13 @@ export interface Intent {
 }
 
 /**
- * Writes a payout's transaction before it is broadcast, and moves its withdrawal on in the same
- * transaction: `sent` for a payout's first (from `queued`), `resent` for another of the same payout (from
- * `sent`). False when the withdrawal was not where the move needs it (another payer took it, the
- * operator moved it): then nothing is written, and the transaction must never be broadcast. The row
- * written, to broadcast, when it was.
+ * Writes a payout's transaction before it is broadcast, and moves its withdrawal on, in the caller's
+ * transaction (a payer's is fenced by its lease): `sent` for a payout's first (from `queued`), `resent`
+ * for another of the same payout (from `sent`). Undefined when the withdrawal was not where the move
+ * needs it (another payer took it, the operator moved it): then nothing is written, and the transaction
+ * must never be broadcast. The row written, to broadcast, when it was.
  */
-export function recordIntent(db: Database, intent: Intent, move: 'sent' | 'resent'): Promise<PayoutTransaction | undefined> {
-  return db.transaction(async (tx) => {
+export async function recordIntent(tx: Sql, intent: Intent, move: 'sent' | 'resent'): Promise<PayoutTransaction | undefined> {
     const moved = await moveWithdrawal(tx, intent.withdrawalUuid, { to: move, txId: intent.txHash });
     if (!moved || 'refused' in moved) return undefined;
     const [written] = await tx.query<PayoutTransaction>(
@@ -82,7 +82,6 @@ export function recordIntent(db: Database, intent: Intent, move: 'sent' | 'resen
       ],
     );
     return written;
-  });
 }
 
 export async function markBroadcast(sql: Sql, id: string): Promise<void> {
@@ -108,6 +107,26 @@ export async function recordOperatorPayment(db: Database, withdrawal: { uuid: st
   const [used] = await db.query('SELECT 1 FROM payout_transactions WHERE tx_hash = $1', [txHash]);
   if (used) return 'used';
   const intent = { withdrawalUuid: withdrawal.uuid, network: withdrawal.network, payer: 'operator' as const, fromAddress: null, nonce: null, txHash, raw: null };
-  return (await recordIntent(db, intent, 'sent')) ? 'recorded' : 'refused';
+  return (await db.transaction((tx) => recordIntent(tx, intent, 'sent'))) ? 'recorded' : 'refused';
 }
 
+/**
+ * Withdrawals whose payout is out (stage `sent`) with no transaction that may still be mined or is mined:
+ * no round would follow them again, and their hold would never end. Every move that drops or fails a
+ * payout's last live transaction moves its withdrawal in the same database transaction, so this list is
+ * empty; `partner-api ledger check` reports any, for the operator.
+ */
+export async function inFlightWithoutLiveTransaction(sql: Sql): Promise<string[]> {
+  const stuck: string[] = [];
+  for (const network of NETWORKS) {
+    const sent = await sentWithdrawals(sql, network);
+    if (sent.length === 0) continue;
+    const live = await sql.query<{ withdrawal_uuid: string }>(
+      "SELECT DISTINCT withdrawal_uuid FROM payout_transactions WHERE withdrawal_uuid = ANY($1::uuid[]) AND state IN ('pending', 'mined')",
+      [sent.map((w) => w.uuid)],
+    );
+    const followed = new Set(live.map((row) => row.withdrawal_uuid));
+    stuck.push(...sent.filter((w) => !followed.has(w.uuid)).map((w) => w.uuid));
+  }
+  return stuck;
+}

@@ -9,81 +9,54 @@
 // knows the old txID in no block: then the old one can never be included anywhere. The chain alone
 // makes a withdrawal DONE: a solidified transaction whose receipt says SUCCESS and whose logs hold the
 // token's Transfer from the hot wallet to the destination for the exact amount.
-import type { Database } from '../db/database.js';
-import type { Logger } from '../shared/logger.js';
 import { formatDecimalUnits } from '../shared/money.js';
-import { moveWithdrawal, type WithdrawalMove } from '../withdrawals/settlement.js';
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import { PayoutRequestError } from './errors.js';
 import type { HotWallet } from './hot-wallet.js';
-import type { PayoutGauges } from './payout-gauges.js';
-import { markBroadcast, markTransaction, recordIntent, sentPayouts, type PayoutTransaction, type SentPayout } from './payout-store.js';
-import { awaitFunds, payoutCounts, queuedWithdrawals } from '../withdrawals/payout-queue.js';
+import { markBroadcast, recordIntent, type PayoutTransaction, type SentPayout } from './payout-store.js';
+import { queuedWithdrawals } from '../withdrawals/payout-queue.js';
+import { BATCH, markAll, PayoutJob, type Mark, type PayoutJobOptions } from './payout-job.js';
 import { decodeTokenTransfer, provesTransfer, type ChainLog } from './transfer-proof.js';
 import { MAX_EXPIRATION_MS, signTrc20Transfer, type TronReferenceBlock } from './tron.js';
 import type { TronNode, TronTransactionInfo } from './tron-node.js';
 
-export interface TronPayerOptions {
-  db: Database;
+export interface TronPayerOptions extends PayoutJobOptions {
   node: TronNode;
-  /** The hot wallet; without one the job only checks the operator's recorded transactions. */
-  wallet: HotWallet | undefined;
   /** The TRC-20 contract, base58check (T…). */
   token: string;
   /** The most TRX (sun) a payout may burn for its energy: its fee_limit, and what the hot wallet must hold for it. */
   feeLimitSun: number;
   /** How long after its reference block a payout's transaction may be included (at most 24 hours). */
   expirationSeconds: number;
-  fundsWaitHours: number;
-  log?: Logger | undefined;
-  gauges?: PayoutGauges | undefined;
 }
-
-/** Payouts signed in one round at most: a long queue is paid over several rounds. */
-const BATCH = 20;
 
 /** How often an idle round reads the hot wallet's balances (for its gauges). */
 const IDLE_BALANCE_READ_MS = 60_000;
 
-export class TronPayer {
+export class TronPayer extends PayoutJob {
   /** The last raw_data.timestamp this payer wrote: each of its transactions has its own. */
   private lastTimestamp = 0;
-
-  constructor(private readonly options: TronPayerOptions) {}
-
-  /** One round: what is out, then what is to pay. True when more is to pay at once (a full batch). */
   /** When the wallet's balances were last read (performance.now()): idle rounds read them once a minute. */
   private balancesReadAt = -Infinity;
 
-  async round(): Promise<boolean> {
-    const { node, db } = this.options;
+  constructor(private readonly options: TronPayerOptions) {
+    super('Tron', options);
+  }
+
+  protected async pay(): Promise<number> {
+    const { node } = this.options;
     const head = await node.headBlock();
     const solid = await node.solidBlock();
-    const sent = await sentPayouts(db, 'Tron');
-    // The payouts whose transfer may still take the hot wallet's tokens.
-    const out: SentPayout[] = [];
-    for (const payout of sent) if (await this.follow(payout, head, solid)) out.push(payout);
-    const signed = this.options.wallet ? await this.pay(this.options.wallet, head, out, sent.length > 0) : 0;
-    if (this.options.gauges) {
-      for (const [state, count] of Object.entries(await payoutCounts(db, 'Tron'))) this.options.gauges.payouts.set({ network: 'Tron', state }, count);
-    }
-    return signed === BATCH;
-  }
-
-  private log(level: 'info' | 'warn' | 'error', withdrawal: WithdrawalRow, fields: Record<string, unknown>, message: string) {
-    this.options.log?.[level]?.({ network: 'Tron', withdrawal: withdrawal.uuid, ...fields }, message);
-  }
-
-  /** Moves a withdrawal as the chain says; a move refused (it moved meanwhile) changes nothing. */
-  private move(withdrawal: WithdrawalRow, move: WithdrawalMove) {
-    return this.options.db.transaction((tx) => moveWithdrawal(tx, withdrawal.uuid, move));
+    const { sent, results } = await this.followEach((payout) => this.follow(payout, head, solid));
+    // The payouts whose transfer may still take the hot wallet's tokens (one that could not be followed counts as out).
+    const out = sent.filter((payout) => results.get(payout) !== false);
+    return this.options.wallet ? this.payQueued(this.options.wallet, head, out, sent.length > 0) : 0;
   }
 
   /**
    * A payout that is out: DONE or FAILED once a transaction of it is solidified; else its transaction sent
    * again, or, once it can never be included, a new one. True while the hot wallet's transfer is still out.
-   * Each step moves the withdrawal before it marks the transactions, so that a crash between the two
-   * leaves a withdrawal that the next round still knows what to do with.
+   * Each step moves the withdrawal and marks its transactions in one database transaction.
    */
   private async follow({ withdrawal, transactions }: SentPayout, head: TronReferenceBlock, solid: TronReferenceBlock): Promise<boolean> {
     const { node } = this.options;
@@ -101,13 +74,12 @@ export class TronPayer {
     if (solid.timestamp > expiration && !(await node.knows(latest.tx_hash))) {
       // Expired before the solidified block and in no block: no node can include it any more.
       this.log('warn', withdrawal, { txId: latest.tx_hash, expiredAt: latest.expires_at!.toISOString() }, 'payout expired and no block holds it: it can never be included');
+      const dropped = own.map((transaction) => ({ transaction, state: 'dropped' as const }));
       if (!this.options.wallet) {
-        await this.move(withdrawal, { to: 'requeued', reason: 'its transaction expired without being included' });
-        for (const transaction of own) await markTransaction(this.options.db, transaction.id, 'dropped');
+        await this.move(withdrawal, { to: 'requeued', reason: 'its transaction expired without being included' }, ...dropped);
         return false;
       }
-      const rebuilt = await this.signAndRecord(this.options.wallet, withdrawal, head, 'resent');
-      for (const transaction of own) await markTransaction(this.options.db, transaction.id, 'dropped');
+      const rebuilt = await this.signAndRecord(this.options.wallet, withdrawal, head, 'resent', dropped);
       if (!rebuilt) return false;
       await this.broadcast(withdrawal, rebuilt);
       return true;
@@ -119,35 +91,34 @@ export class TronPayer {
 
   /** A solidified transaction: DONE with its proof, FAILED when it failed on chain. */
   private async settle(withdrawal: WithdrawalRow, transaction: PayoutTransaction, info: TronTransactionInfo): Promise<void> {
-    const { db } = this.options;
     const blockNumber = BigInt(info.blockNumber);
     const expected = { token: this.options.token, from: transaction.from_address ?? '', to: withdrawal.destination_address, amount: withdrawal.amount_units };
     const succeeded = info.result === 'SUCCESS' && !info.failed;
     const proven = succeeded && (transaction.payer === 'hot_wallet' ? provesTransfer('Tron', info.logs, expected) : provesAnySender(info.logs, expected));
+    const at = { transaction, blockNumber };
     if (proven) {
-      await this.move(withdrawal, { to: 'confirmed', txId: transaction.tx_hash });
-      await markTransaction(db, transaction.id, 'mined', blockNumber);
-      this.log('info', withdrawal, { txId: transaction.tx_hash, block: info.blockNumber }, 'payout confirmed: DONE');
-      this.options.gauges?.confirmed.inc({ network: 'Tron' });
+      if (await this.move(withdrawal, { to: 'confirmed', txId: transaction.tx_hash }, { ...at, state: 'mined' })) {
+        this.log('info', withdrawal, { txId: transaction.tx_hash, block: info.blockNumber }, 'payout confirmed: DONE');
+        this.counted('confirmed');
+      }
       return;
     }
     const what = succeeded ? `carries no transfer of exactly ${formatDecimalUnits(withdrawal.amount_units)} USDT to the destination` : `failed on chain (${info.result}${info.message ? `: ${info.message}` : ''})`;
     if (transaction.payer === 'operator') {
       // The operator's payment did not pay it: the withdrawal waits for another.
       this.log('warn', withdrawal, { txId: transaction.tx_hash }, `the operator's recorded transaction ${what}: the withdrawal is queued again`);
-      await this.move(withdrawal, { to: 'requeued', reason: `the recorded transaction ${what}` });
-      await markTransaction(db, transaction.id, 'failed', blockNumber);
+      await this.move(withdrawal, { to: 'requeued', reason: `the recorded transaction ${what}` }, { ...at, state: 'failed' });
       return;
     }
     if (!succeeded) {
       this.log('warn', withdrawal, { txId: transaction.tx_hash, result: info.result }, 'payout failed on chain: FAILED, its hold released');
-      this.options.gauges?.failed.inc({ network: 'Tron' });
-      await this.move(withdrawal, { to: 'reverted', reason: `Its transfer ${transaction.tx_hash} failed on chain (${info.result}); nothing was paid.` });
-      await markTransaction(db, transaction.id, 'failed', blockNumber);
+      this.counted('failed');
+      await this.move(withdrawal, { to: 'reverted', reason: `Its transfer ${transaction.tx_hash} failed on chain (${info.result}); nothing was paid.` }, { ...at, state: 'failed' });
       return;
     }
-    // Our own transaction ran and moved something else: never guessed at, for the operator to look at.
-    await markTransaction(db, transaction.id, 'failed', blockNumber);
+    // Our own transaction ran and moved something else: never guessed at, for the operator to look at
+    // (`ledger check` lists the withdrawal as out with no live transaction).
+    await this.mark({ ...at, state: 'failed' });
     this.log('error', withdrawal, { txId: transaction.tx_hash }, `payout solidified without its transfer (${what}): left for the operator`);
   }
 
@@ -156,7 +127,7 @@ export class TronPayer {
     try {
       const result = await this.options.node.broadcast(transaction.raw!);
       if (transaction.broadcast_at === null) {
-        await markBroadcast(this.options.db, transaction.id);
+        await this.write((tx) => markBroadcast(tx, transaction.id));
         if (result === 'sent') this.log('info', withdrawal, { txId: transaction.tx_hash }, 'payout broadcast');
       }
     } catch (error) {
@@ -166,10 +137,11 @@ export class TronPayer {
 
   /**
    * Builds and signs the transfer with the head as its reference block, expiring TRON_PAYOUT_EXPIRATION_SECONDS
-   * after it, and writes it (moving the withdrawal on) before anything is broadcast. Undefined when the
-   * withdrawal was not where the move needs it: then nothing was written and nothing may be sent.
+   * after it, and writes it (moving the withdrawal on, and marking the transactions it replaces) before
+   * anything is broadcast. Undefined when the withdrawal was not where the move needs it: then nothing was
+   * written and nothing may be sent.
    */
-  private async signAndRecord(wallet: HotWallet, withdrawal: WithdrawalRow, head: TronReferenceBlock, move: 'sent' | 'resent'): Promise<PayoutTransaction | undefined> {
+  private async signAndRecord(wallet: HotWallet, withdrawal: WithdrawalRow, head: TronReferenceBlock, move: 'sent' | 'resent', replaced: Mark[] = []): Promise<PayoutTransaction | undefined> {
     const expiration = head.timestamp + Math.min(this.options.expirationSeconds * 1000, MAX_EXPIRATION_MS);
     const transfer = signTrc20Transfer(wallet, {
       referenceBlock: head,
@@ -190,7 +162,11 @@ export class TronPayer {
       raw: JSON.stringify(transfer),
       expiresAt: new Date(expiration),
     };
-    const written = await recordIntent(this.options.db, intent, move);
+    const written = await this.write(async (tx) => {
+      const row = await recordIntent(tx, intent, move);
+      if (row) await markAll(tx, replaced);
+      return row;
+    });
     if (written) this.log('info', withdrawal, { txId: transfer.txID, referenceBlock: head.number, expiresAt: intent.expiresAt.toISOString() }, move === 'sent' ? 'payout signed and written' : 'payout rebuilt, signed and written');
     return written;
   }
@@ -208,7 +184,7 @@ export class TronPayer {
   }
 
   /** Signs, writes and broadcasts the queued withdrawals the hot wallet covers; how many it signed. */
-  private async pay(wallet: HotWallet, head: TronReferenceBlock, out: SentPayout[], followed: boolean): Promise<number> {
+  private async payQueued(wallet: HotWallet, head: TronReferenceBlock, out: SentPayout[], followed: boolean): Promise<number> {
     const { db, node, token, feeLimitSun } = this.options;
     const queued = await queuedWithdrawals(db, 'Tron', BATCH);
     // Nothing to pay or follow: the node is asked for the wallet's balances once a minute, for the gauges alone.
@@ -241,7 +217,7 @@ export class TronPayer {
       } catch (error) {
         if (!(error instanceof PayoutRequestError)) throw error;
         this.log('warn', withdrawal, { err: error.message }, 'no Tron transfer can pay this withdrawal: FAILED, its hold released');
-        this.options.gauges?.failed.inc({ network: 'Tron' });
+        this.counted('failed');
         await this.move(withdrawal, { to: 'FAILED', reason: `No Tron transfer can pay it (${error.message}); nothing was paid.` });
         continue;
       }
@@ -253,17 +229,6 @@ export class TronPayer {
       await this.broadcast(withdrawal, written);
     }
     return signed;
-  }
-
-  /** The hot wallet cannot cover it yet: it waits (a metric, /readyz); past PAYOUT_FUNDS_WAIT_HOURS it fails. */
-  private async waitForFunds(withdrawal: WithdrawalRow, why: string): Promise<void> {
-    const waited = await awaitFunds(this.options.db, withdrawal.uuid);
-    if (waited < this.options.fundsWaitHours) {
-      this.log('warn', withdrawal, { amount: formatDecimalUnits(withdrawal.amount_units) }, `payout waits: ${why}`);
-      return;
-    }
-    this.options.gauges?.failed.inc({ network: 'Tron' });
-    await this.move(withdrawal, { to: 'FAILED', reason: `The platform's hot wallet did not cover it within ${this.options.fundsWaitHours} hours; nothing was paid.` });
   }
 }
 

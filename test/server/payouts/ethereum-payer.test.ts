@@ -189,7 +189,7 @@ describe('the Ethereum payout job on anvil', () => {
     expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: paid });
     expect(BigInt((await chain.rpc<{ nonce: Hex }>('eth_getTransactionByHash', [paid])).nonce)).toBe(1n);
     expect(await token.balanceOf(to)).toBe(amountUnits);
-    expect(warnings).toContain('payout: another transaction of the hot wallet took its nonce and none of its own was mined; it is paid anew');
+    expect(warnings).toContain('payout: another transaction of the hot wallet took its nonce (found with its receipt) and none of its own can be mined; it is paid anew');
   });
 
   it('makes a reverted transfer FAILED with its reason, and gives the hold back', async () => {
