@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JsonRpcClient } from '../../../src/server/chain/rpc.js';
 import { checkLedger } from '../../../src/server/ledger/ledger.js';
 import { EthereumNode } from '../../../src/server/payouts/ethereum-node.js';
@@ -21,9 +21,13 @@ import { startTestPlatform, type TestPlatform } from '../../support/platform.js'
 const CONFIRMATIONS = 2;
 const GWEI = 1_000_000_000n;
 
-/** A JSON-RPC proxy to anvil: `up`, `down` (connections reset), or `no-broadcast` (eth_sendRawTransaction answers 503). */
+/**
+ * A JSON-RPC proxy to anvil: `up`, `down` (connections reset), `no-broadcast` (eth_sendRawTransaction
+ * answers 503), or `blind`: a node that shows no receipt, no transaction and no log (null, null, [], and
+ * blocks without their transactions), as a load-balanced provider or a node re-indexing after a restart does.
+ */
 async function startProxy(target: string) {
-  let mode: 'up' | 'down' | 'no-broadcast' = 'up';
+  let mode: 'up' | 'down' | 'no-broadcast' | 'blind' = 'up';
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -31,8 +35,17 @@ async function startProxy(target: string) {
       const body = Buffer.concat(chunks).toString();
       if (mode === 'down') return void request.socket.destroy();
       if (mode === 'no-broadcast' && body.includes('eth_sendRawTransaction')) return void response.writeHead(503).end();
+      const call = JSON.parse(body) as { id: number; method: string; params: unknown[] };
+      const reply = (result: unknown) => void response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result }));
+      if (mode === 'blind' && (call.method === 'eth_getTransactionReceipt' || call.method === 'eth_getTransactionByHash')) return reply(null);
+      if (mode === 'blind' && call.method === 'eth_getLogs') return reply([]);
       const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+      const text = await answer.text();
+      if (mode === 'blind' && call.method === 'eth_getBlockByNumber' && call.params[1] === true) {
+        const parsed = JSON.parse(text) as { result: { transactions: unknown[] } | null };
+        if (parsed.result) return reply({ ...parsed.result, transactions: [] });
+      }
+      response.writeHead(answer.status, { 'content-type': 'application/json' }).end(text);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -70,6 +83,8 @@ describe('the Ethereum payout job on anvil', () => {
     await proxy?.close();
     await chain?.stop();
   });
+
+  beforeEach(() => proxy.set('up')); // whatever a failed test left it in
 
   /** A fresh hot wallet, funded (with `tokens`), and its payer (through the proxy). */
   async function payer(options: { replaceAfterSeconds?: number; tokens?: bigint; fundsWaitHours?: number } = {}) {
@@ -190,6 +205,50 @@ describe('the Ethereum payout job on anvil', () => {
     expect(BigInt((await chain.rpc<{ nonce: Hex }>('eth_getTransactionByHash', [paid])).nonce)).toBe(1n);
     expect(await token.balanceOf(to)).toBe(amountUnits);
     expect(warnings).toContain('payout: another transaction of the hot wallet took its nonce (found with its receipt) and none of its own can be mined; it is paid anew');
+  });
+
+  it('never pays anew while the node shows no receipt of its mined payout (a blind node, for many blocks), and pays once when it sees again', async () => {
+    const { wallet, job } = await payer({ replaceAfterSeconds: 0 });
+    const { uuid, to, amountUnits } = await withdrawal();
+    await job.round();
+    const sent = (await read(uuid)).txId!;
+    await chain.mine(1); // mined; then the node goes blind to it
+    proxy.set('blind');
+    for (let i = 0; i < 3 * CONFIRMATIONS; i++) {
+      await chain.mine(1);
+      await job.round(); // its nonce is spent at a final block, and nothing shows which transaction spent it
+    }
+    expect(await read(uuid)).toMatchObject({ status: 'PENDING', stage: 'sent', txId: sent });
+    const candidates = await t.db.query<{ state: string }>('SELECT state FROM payout_transactions WHERE withdrawal_uuid = $1', [uuid]);
+    expect(candidates.map((c) => c.state)).toEqual(['pending']); // never replaced, never dropped: its nonce is spent
+    expect(warnings).toContain('payout: its nonce is spent in a final block but the node shows no receipt of it nor the transaction that took it; it waits, never paid again on missing evidence');
+    proxy.set('up');
+    await job.round();
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: sent });
+    expect(await token.balanceOf(to)).toBe(amountUnits);
+    expect(await nonceOf(wallet.address)).toBe(1n); // one transaction of the hot wallet, one transfer
+  });
+
+  it('keeps the original gas in every replacement, orders more than ten candidates by number, and the one mined succeeds', async () => {
+    const { wallet, job } = await payer({ replaceAfterSeconds: 0 });
+    const { uuid, to, amountUnits } = await withdrawal();
+    await job.round();
+    const first = (await read(uuid)).txId!;
+    const gasOf = async (hash: string) => BigInt((await chain.rpc<{ gas: Hex }>('eth_getTransactionByHash', [hash])).gas);
+    const gas = await gasOf(first);
+    // A mining stall: every round replaces the payout under its nonce, past the tenth candidate (ids 9 and 10 sort apart as text).
+    for (let i = 0; i < 11; i++) await job.round();
+    const candidates = await t.db.query<{ tx_hash: string }>('SELECT tx_hash FROM payout_transactions WHERE withdrawal_uuid = $1 ORDER BY id', [uuid]);
+    expect(candidates).toHaveLength(12);
+    const latest = candidates.at(-1)!.tx_hash;
+    expect((await read(uuid)).txId).toBe(latest);
+    expect(await gasOf(latest)).toBe(gas); // the node holds the latest, with its original's gas
+    await chain.mine(1);
+    await confirm(job);
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: latest });
+    expect(BigInt((await receipt(latest))!.status)).toBe(1n);
+    expect(await token.balanceOf(to)).toBe(amountUnits);
+    expect(await nonceOf(wallet.address)).toBe(1n);
   });
 
   it('makes a reverted transfer FAILED with its reason, and gives the hold back', async () => {
