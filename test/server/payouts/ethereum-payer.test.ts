@@ -87,7 +87,7 @@ describe('the Ethereum payout job on anvil', () => {
   beforeEach(() => proxy.set('up')); // whatever a failed test left it in
 
   /** A fresh hot wallet, funded (with `tokens`), and its payer (through the proxy). */
-  async function payer(options: { replaceAfterSeconds?: number; tokens?: bigint; fundsWaitHours?: number } = {}) {
+  async function payer(options: { replaceAfterSeconds?: number; tokens?: bigint; fundsWaitHours?: number; finality?: 'confirmations' | 'finalized' } = {}) {
     const key = randomBytes(32);
     keys.push(key.toString('hex')); // before the wallet holds it: what no logged line may show
     const wallet = new HotWallet('Ethereum', key);
@@ -100,6 +100,7 @@ describe('the Ethereum payout job on anvil', () => {
       wallet,
       token: token.address,
       confirmations: CONFIRMATIONS,
+      finality: options.finality ?? 'confirmations',
       maxFeePerGas: 500n * GWEI,
       replaceAfterSeconds: options.replaceAfterSeconds ?? 3600,
       fundsWaitHours: options.fundsWaitHours ?? 1,
@@ -249,6 +250,24 @@ describe('the Ethereum payout job on anvil', () => {
     expect(BigInt((await receipt(latest))!.status)).toBe(1n);
     expect(await token.balanceOf(to)).toBe(amountUnits);
     expect(await nonceOf(wallet.address)).toBe(1n);
+  });
+
+  it("makes a payout DONE by the scanner's rule: with ETHEREUM_FINALITY=finalized, at the node's finalized block, not at the confirmations", async () => {
+    const { job } = await payer({ finality: 'finalized' });
+    const { uuid } = await withdrawal();
+    await job.round();
+    await chain.mine(1);
+    for (let i = 0; i < 3 * CONFIRMATIONS; i++) {
+      await chain.mine(1);
+      await job.round(); // deep enough by the confirmations, above anvil's finalized block (64 below the head)
+    }
+    const mined = BigInt((await receipt((await read(uuid)).txId!))!.blockNumber);
+    const finalized = BigInt((await chain.rpc<{ number: Hex }>('eth_getBlockByNumber', ['finalized', false])).number);
+    expect(finalized).toBeLessThan(mined);
+    expect(await read(uuid)).toMatchObject({ status: 'PENDING', stage: 'sent' });
+    await chain.mine(64);
+    await job.round();
+    expect(await read(uuid)).toMatchObject({ status: 'DONE' });
   });
 
   it('makes a reverted transfer FAILED with its reason, and gives the hold back', async () => {
