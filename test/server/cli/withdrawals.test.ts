@@ -196,6 +196,30 @@ describe('partner-api merchants set-withdrawals', () => {
 });
 
 describe('partner-api ledger check', () => {
+  it('exits 1 and names a withdrawal whose payout is out with no transaction that may still be mined', async () => {
+    await fund('Ethereum', 16_000_000n);
+    const made = await create('stuck', '10');
+    expect(made.stderr).toBe('');
+    const { uuid } = JSON.parse(made.stdout) as { uuid: string };
+    // What a crash between two writes used to leave: the withdrawal sent, its only transaction marked dropped.
+    const stuck = (state: string, stage: string) =>
+      withPlatform(async (platform) => {
+        await platform.db.query(`UPDATE withdrawals SET stage = $2 WHERE uuid = $1`, [uuid, stage]);
+        await platform.db.query(
+          `INSERT INTO payout_transactions (withdrawal_uuid, network, payer, tx_hash, state) VALUES ($1, 'Ethereum', 'operator', $2, $3)
+           ON CONFLICT (tx_hash) DO UPDATE SET state = EXCLUDED.state`,
+          [uuid, `0x${'7d'.repeat(32)}`, state],
+        );
+      });
+    await stuck('dropped', 'sent');
+    const check = await cli(['ledger', 'check'], env);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain(`1 withdrawal(s) sent with no transaction that may still be mined, for the operator: ${uuid}`);
+    expect(check.stderr).toBe('partner-api: 1 withdrawal(s) out with no live transaction\n');
+    await stuck('pending', 'sent'); // followed again: nothing to report
+    expect(await cli(['ledger', 'check'], env)).toMatchObject({ code: 0 });
+  });
+
   it('exits 1 and names the difference when a balance no longer matches its entries', async () => {
     await withPlatform((platform) => platform.db.query("UPDATE balances SET received = received + 1, available = available + 1 WHERE blockchain = 'Tron'"));
     const check = await cli(['ledger', 'check', '--json'], env);
