@@ -33,23 +33,26 @@ export class EthereumNode {
     return this.rpc.heads(finality, confirmations);
   }
 
-  /**
-   * The transaction of `address` that holds `nonce`, found in the block where the account's nonce passed
-   * it (a search between block `from` and `to`, where it is known spent): its hash, or undefined when
-   * the node cannot show it (a block or its transactions it does not serve). The proof that a nonce was
-   * taken by another transaction is this, and that transaction's receipt: never the absence of ours.
-   */
-  async transactionAtNonce(address: string, nonce: bigint, from: bigint, to: bigint): Promise<string | undefined> {
-    let low = from < 0n ? 0n : from;
-    let high = to;
+  /** The block in which the account's nonce passed `nonce` (a binary search up to `spentBy`, where it is known spent). */
+  async blockSpendingNonce(address: string, nonce: bigint, spentBy: bigint): Promise<bigint> {
+    let low = 0n;
+    let high = spentBy;
     while (low < high) {
       const middle = (low + high) / 2n;
       if ((await this.nonce(address, middle)) > nonce) high = middle;
       else low = middle + 1n;
     }
-    const block = await this.rpc.call<{ transactions: { hash: string; from: string; nonce: string }[] } | null>('eth_getBlockByNumber', [quantity(high), true]);
-    const found = block?.transactions?.find((t) => t.from.toLowerCase() === address.toLowerCase() && BigInt(t.nonce) === nonce);
-    return found?.hash.toLowerCase();
+    return high;
+  }
+
+  /**
+   * The transaction of `address` holding `nonce` in `block`: its hash, or undefined when the node does not
+   * show it (a block, or its transactions, it does not serve). The proof that a nonce was taken by another
+   * transaction is this, and that transaction's receipt: never the absence of ours.
+   */
+  async transactionAtNonce(address: string, nonce: bigint, block: bigint): Promise<string | undefined> {
+    const found = await this.rpc.call<{ transactions: { hash: string; from: string; nonce: string }[] } | null>('eth_getBlockByNumber', [quantity(block), true]);
+    return found?.transactions?.find((t) => t.from.toLowerCase() === address.toLowerCase() && BigInt(t.nonce) === nonce)?.hash.toLowerCase();
   }
 
   /** The account's nonce: with its pending transactions, at the latest block, or as of a block. */

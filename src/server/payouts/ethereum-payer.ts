@@ -37,31 +37,48 @@ const IDLE_BALANCE_READ_MS = 60_000;
 /** The gas estimate's margin: a token's transfer costs a little more to a fresh address than estimated at times. */
 const GAS_MARGIN_PERCENT = 120n;
 
-type Heads = { confirmed: bigint; latest: bigint };
+/** The round's view of the chain: its heads, and the hot wallet's nonce at each, asked once a round. */
+interface View {
+  confirmed: bigint;
+  latest: bigint;
+  nonceAt(address: string, at: 'final' | 'latest'): Promise<bigint>;
+}
 
 export class EthereumPayer extends PayoutJob {
   private chainId: bigint | undefined;
   /** When the wallet's balances were last read (performance.now()): idle rounds read them once a minute. */
   private balancesReadAt = -Infinity;
+  /** Where each spent nonce of the hot wallet was found spent ("address:nonce" → block): final, so kept. */
+  private readonly spentAt = new Map<string, bigint>();
 
   constructor(private readonly options: EthereumPayerOptions) {
     super('Ethereum', options);
   }
 
   protected async pay(): Promise<number> {
-    const heads = await this.options.node.heads(this.options.finality ?? 'confirmations', this.options.confirmations);
-    const { sent } = await this.followEach((payout) => this.follow(payout, heads));
+    const { node } = this.options;
+    const heads = await node.heads(this.options.finality ?? 'confirmations', this.options.confirmations);
+    const nonces = new Map<string, Promise<bigint>>();
+    const view: View = {
+      ...heads,
+      nonceAt: (address, at) => {
+        const key = `${address}@${at}`;
+        if (!nonces.has(key)) nonces.set(key, node.nonce(address, at === 'latest' ? 'latest' : heads.confirmed < 0n ? 0n : heads.confirmed));
+        return nonces.get(key)!;
+      },
+    };
+    const { sent } = await this.followEach((payout) => this.follow(payout, view));
     return this.options.wallet ? this.payQueued(this.options.wallet, sent) : 0;
   }
 
   /** A payout that is out: DONE or FAILED once its block is final, else sent again, replaced, or paid anew on proof. */
-  private async follow({ withdrawal, transactions }: SentPayout, heads: Heads): Promise<void> {
+  private async follow({ withdrawal, transactions }: SentPayout, view: View): Promise<void> {
     const live = transactions.filter((t) => t.state !== 'dropped' && t.state !== 'failed');
     for (const transaction of live) {
       const receipt = await this.options.node.receipt(transaction.tx_hash);
       if (!receipt) continue;
       // Mined, not final: wait (a reorg may still take it away).
-      if (receipt.blockNumber > heads.confirmed) {
+      if (receipt.blockNumber > view.confirmed) {
         if (transaction.state !== 'mined') await this.mark({ transaction, state: 'mined', blockNumber: receipt.blockNumber });
         return;
       }
@@ -72,9 +89,9 @@ export class EthereumPayer extends PayoutJob {
     const latest = own.at(-1)!;
     const from = latest.from_address!;
     const nonce = latest.nonce!;
-    if ((await this.options.node.nonce(from, heads.confirmed < 0n ? 0n : heads.confirmed)) > nonce) return this.nonceSpentAtFinal(withdrawal, own, heads);
+    if ((await view.nonceAt(from, 'final')) > nonce) return this.nonceSpentAtFinal(withdrawal, own, view);
     // Spent in a block not final yet, by one of these or another: the chain will say which; nothing to send.
-    if ((await this.options.node.nonce(from, 'latest')) > nonce) return;
+    if ((await view.nonceAt(from, 'latest')) > nonce) return;
     // A mined one that a reorg took away is pending again.
     const unmined = live.filter((t) => t.state === 'mined').map((transaction) => ({ transaction, state: 'pending' as const }));
     if (unmined.length > 0) await this.mark(...unmined);
@@ -90,9 +107,9 @@ export class EthereumPayer extends PayoutJob {
    * spent, not one of these, with a receipt. Else the node is blind to what is there (one of ours, most
    * likely): it waits, and says so every round, for the operator.
    */
-  private async nonceSpentAtFinal(withdrawal: WithdrawalRow, own: PayoutTransaction[], heads: Heads): Promise<void> {
+  private async nonceSpentAtFinal(withdrawal: WithdrawalRow, own: PayoutTransaction[], view: View): Promise<void> {
     const latest = own.at(-1)!;
-    const taker = await this.options.node.transactionAtNonce(latest.from_address!, latest.nonce!, 0n, heads.confirmed);
+    const taker = await this.takerOf(latest.from_address!, latest.nonce!, view.confirmed);
     const proven = taker !== undefined && !own.some((t) => t.tx_hash === taker) && (await this.options.node.receipt(taker)) !== undefined;
     if (!proven) {
       this.log('warn', withdrawal, { nonce: latest.nonce!.toString(), txId: latest.tx_hash, taker }, 'payout: its nonce is spent in a final block but the node shows no receipt of it nor the transaction that took it; it waits, never paid again on missing evidence');
@@ -100,6 +117,20 @@ export class EthereumPayer extends PayoutJob {
     }
     this.log('warn', withdrawal, { nonce: latest.nonce!.toString(), txId: latest.tx_hash, takenBy: taker }, 'payout: another transaction of the hot wallet took its nonce (found with its receipt) and none of its own can be mined; it is paid anew');
     await this.move(withdrawal, { to: 'requeued', reason: `its nonce was taken by transaction ${taker}` }, ...own.map((transaction) => ({ transaction, state: 'dropped' as const })));
+  }
+
+  /**
+   * The transaction that spent the hot wallet's `nonce` at or below `final`, as the node shows it. Where it
+   * was spent is kept once the transaction was found there (a final block); a search a lagging backend
+   * answered wrong finds nothing, keeps nothing, and is made again next round.
+   */
+  private async takerOf(address: string, nonce: bigint, final: bigint): Promise<string | undefined> {
+    const key = `${address}:${nonce}`;
+    const { node } = this.options;
+    const block = this.spentAt.get(key) ?? (await node.blockSpendingNonce(address, nonce, final));
+    const taker = await node.transactionAtNonce(address, nonce, block);
+    if (taker !== undefined) this.spentAt.set(key, block);
+    return taker;
   }
 
   /** A final receipt: DONE with its proof, FAILED when it reverted; its transaction marked with the move. */
