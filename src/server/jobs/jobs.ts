@@ -72,7 +72,6 @@ export async function checkHotWalletFiles(config: Config): Promise<void> {
 }
 
 /** Starts the jobs; refuses (ScannerStartError) a network that cannot be scanned safely. */
-
 export async function startJobs(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaseGauge?: LeaseGauge; payoutGauges?: PayoutGauges }): Promise<Jobs> {
   const { config, db, now, log } = deps;
   const ethereumWallet = await hotWallet(config, 'Ethereum');

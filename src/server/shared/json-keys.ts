@@ -46,7 +46,7 @@ export function firstDuplicateKey(json: string): string | undefined {
  * taken (a body with a key twice is refused before: firstDuplicateKey).
  */
 export function memberNumberText(json: string, name: string): string | undefined {
-  const topIsObject = json.trimStart().startsWith('{');
+  const topIsObject = /^[ \t\n\r]*\{/.test(json);
   let depth = 0;
   let keyNext = false;
   for (let i = 0; i < json.length; i++) {
