@@ -110,7 +110,7 @@ export interface Config {
 }
 
 export interface PayoutConfig {
-  /** The file of each network's hot wallet key (only the signing code reads it); none: that network is paid by hand. */
+  /** The file of each network's hot wallet key (only the signing code reads it; live mode only); none: that network is paid by hand. */
   keyFiles: Record<Network, string | undefined>;
   /** Tron's HTTP API (java-tron's /wallet and /walletsolidity), where Tron payouts are broadcast and confirmed. */
   tronApiUrl: string | undefined;
@@ -357,7 +357,7 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     redeliveryRateLimit: rateLimit(get('redelivery-rate-limit') ?? '10/60', 'REDELIVERY_RATE_LIMIT'),
     sandboxWithdrawalSeconds: integer('SANDBOX_WITHDRAWAL_SECONDS', get('sandbox-withdrawal-seconds') ?? '5', 0, 3600),
     payouts: {
-      keyFiles: { Tron: get('tron-payout-key-file'), Ethereum: get('ethereum-payout-key-file') },
+      keyFiles: payoutKeyFiles(mode, { Tron: get('tron-payout-key-file'), Ethereum: get('ethereum-payout-key-file') }),
       tronApiUrl: optionalUrl('TRON_API_URL', get('tron-api-url')),
       ethereumMaxFeePerGas: BigInt(integer('ETHEREUM_MAX_FEE_GWEI', get('ethereum-max-fee-gwei') ?? '200', 1, 1_000_000)) * 1_000_000_000n,
       // A USDT transfer takes about 65,000 energy (131,000 to an address that never held it): at 420 sun
@@ -368,6 +368,19 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
       fundsWaitHours: integer('PAYOUT_FUNDS_WAIT_HOURS', get('payout-funds-wait-hours') ?? '72', 1, 8760),
     },
   };
+}
+
+/**
+ * The hot wallets' key files: live mode only. A sandbox's balances are made up (its deposit helper
+ * credits what no chain received), and a hot wallet there would pay them out in real tokens.
+ */
+function payoutKeyFiles(mode: string, files: Record<Network, string | undefined>): Record<Network, string | undefined> {
+  for (const network of ['Ethereum', 'Tron'] as const) {
+    if (mode === 'sandbox' && files[network] !== undefined) {
+      throw new ConfigError(`${network.toUpperCase()}_PAYOUT_KEY_FILE is refused in sandbox mode: the sandbox's balances are made up (its deposit helper), and a hot wallet would pay them out in real tokens; payouts on chain need --mode live`);
+    }
+  }
+  return files;
 }
 
 /** A secret setting's value: its environment variable, else the file its `_FILE` variable names; never a flag. */

@@ -121,8 +121,12 @@ const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: 
   'payout-funds-wait-hours': ['1', '2', (c) => c.payouts.fundsWaitHours, 1, 2],
 };
 
-/** What every case starts from: valid for live mode too, and with both networks scanned, so that each chain setting has a place in the Config. */
+/**
+ * What every case starts from: live mode (where a payout key file is taken), and with both networks
+ * scanned, so that each chain setting has a place in the Config.
+ */
 const BASE_ENV: Record<string, string> = {
+  PARTNER_API_MODE: 'live',
   SECRET_KEY: KEY,
   TRON_RPC_URL: 'https://tron.invalid/',
   ETHEREUM_RPC_URL: 'https://eth.invalid/',
@@ -155,6 +159,20 @@ describe('the withdrawal settings', () => {
     expect(() => readConfig({ TRON_MIN_WITHDRAWAL: '0' }, {})).toThrow('TRON_MIN_WITHDRAWAL must be at least 1 smallest unit, got "0"');
     expect(() => readConfig({ ETHEREUM_WITHDRAWAL_FEE: '1.5' }, {})).toThrow(/^ETHEREUM_WITHDRAWAL_FEE must be a whole number of smallest units/);
     expect(() => readConfig({ SANDBOX_WITHDRAWAL_SECONDS: '3601' }, {})).toThrow(/SANDBOX_WITHDRAWAL_SECONDS must be a whole number from 0 to 3600/);
+  });
+});
+
+// Issue 53 (6): a sandbox credits made-up deposits; with a hot wallet it paid them out in real tokens.
+describe('the payout key files', () => {
+  it.each(['TRON_PAYOUT_KEY_FILE', 'ETHEREUM_PAYOUT_KEY_FILE'])('%s is refused in a sandbox, by default, by the variable or by the flag, saying why', (variable) => {
+    const refusal = new ConfigError(
+      `${variable} is refused in sandbox mode: the sandbox's balances are made up (its deposit helper), and a hot wallet would pay them out in real tokens; payouts on chain need --mode live`,
+    );
+    const file = join(dir, 'payout.key');
+    expect(() => readConfig({ [variable]: file }, {})).toThrow(refusal);
+    expect(() => readConfig({ ...BASE_ENV, PARTNER_API_MODE: 'sandbox', [variable]: file }, {})).toThrow(refusal);
+    expect(() => readConfig({ ...BASE_ENV, [variable]: file }, { mode: 'sandbox' })).toThrow(refusal);
+    expect(readConfig({ ...BASE_ENV, [variable]: file }, {}).payouts.keyFiles).toEqual(variable.startsWith('TRON') ? { Tron: file, Ethereum: undefined } : { Tron: undefined, Ethereum: file });
   });
 });
 

@@ -129,6 +129,7 @@ export function buildApp(deps: AppDeps): App {
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, body, done) => done(null, body));
   fastify.decorateRequest('merchant', null);
+  fastify.decorateRequest('jsonText', null);
 
   const { metrics } = deps;
   operationsRoutes(fastify, { db: deps.db, metrics, mode: deps.config.mode });

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRequestSigner, type RequestSigner } from '../../signing/index.js';
 import type { Merchant, Merchants } from '../merchants/merchants.js';
-import { firstDuplicateKey } from '../shared/json-keys.js';
+import { firstDuplicateKey, memberNumberText } from '../shared/json-keys.js';
 import type { Clock } from '../shared/time.js';
 import { ProblemError } from './problems.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -176,6 +176,8 @@ export function createAuthenticator(merchants: Merchants, toleranceSeconds: numb
 declare module 'fastify' {
   interface FastifyRequest {
     merchant: Merchant | null;
+    /** The JSON body's text, once the guard parsed it (a merchant's route with a body). */
+    jsonText: string | null;
   }
 }
 
@@ -186,7 +188,8 @@ export interface GuardDeps {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function parseJsonBody(request: FastifyRequest, raw: Buffer | undefined): unknown {
+/** The JSON body, and its text, where what JSON.parse rounds is read as written (writtenNumber). */
+function parseJsonBody(request: FastifyRequest, raw: Buffer | undefined): { body: unknown; text: string } {
   const type = request.headers['content-type'] ?? '';
   if (!/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type)) {
     throw new ProblemError(415, 'unsupported_media_type', 'Send the body as application/json.');
@@ -203,7 +206,15 @@ function parseJsonBody(request: FastifyRequest, raw: Buffer | undefined): unknow
   if (twice !== undefined) {
     throw new ProblemError(400, 'malformed_json', `The request body has the key ${JSON.stringify(twice.slice(0, 64))} twice in one object: a signed body must mean one thing.`);
   }
-  return body;
+  return { body, text };
+}
+
+/**
+ * A number of the JSON body's top-level object as the caller wrote it, or undefined: the body's number
+ * is a double, which has rounded what needs more than about 16 digits (an amount of whole USDT, issue 53).
+ */
+export function writtenNumber(request: FastifyRequest, name: string): string | undefined {
+  return request.jsonText === null ? undefined : memberNumberText(request.jsonText, name);
 }
 
 /**
@@ -237,7 +248,7 @@ function merchantGuard({ authenticator, rateLimiter }: GuardDeps) {
     if (!state.allowed) throw new ProblemError(429, 'rate_limited', `The quota (${rateLimiter.policy}) is used up; retry in ${state.resetSeconds} s.`);
     request.merchant = merchant;
     // Only an operation with a request body has one to parse (a redelivery's POST has none).
-    if (request.routeOptions.schema?.body) request.body = parseJsonBody(request, raw);
+    if (request.routeOptions.schema?.body) ({ body: request.body, text: request.jsonText } = parseJsonBody(request, raw));
   };
 }
 

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { SandboxDepositRequest, SandboxWithdrawalRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
-import { formatDecimalUnits, parseDecimalUnits } from '../shared/money.js';
+import { formatDecimalUnits, parseJsonNumberUnits } from '../shared/money.js';
 import type { Database } from '../db/database.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { sandboxDeposit } from '../orders/sandbox-deposits.js';
@@ -12,6 +12,7 @@ import type { Refusal } from '../withdrawals/requests.js';
 import { madeUpTxId } from '../withdrawals/sandbox-settlement.js';
 import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
+import { writtenNumber } from './authentication.js';
 import { ProblemError } from './problems.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
 
@@ -56,7 +57,9 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
       }
       // The made-up transaction is named by the key, or without one by the signed request itself.
       const seed = key ?? `signed\0${request.headers['x-timestamp']}\0${request.headers['x-signature']}`;
-      const amount = BigInt(request.body.amount);
+      // As written: 1.0000000000000001 is no whole number of smallest units, though it reads as the double 1.
+      const amount = parseJsonNumberUnits(writtenNumber(request, 'amount') ?? '', 0);
+      if (amount === undefined) throw invalid('/amount', 'must be a whole number of smallest units (2500000 is 2.5 USDT)');
       const result = await sandboxDeposit(deps.db, { merchantId, orderUuid: request.params.uuid, amount, seed, now: new Date(deps.now()), watchWindowSeconds: deps.watchWindowSeconds });
       switch (result.outcome) {
         case 'credited':
@@ -78,9 +81,9 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
     '/sandbox/v1/withdrawals',
     { schema: { body: componentSchema('SandboxWithdrawalRequest') } },
     async (request, reply) => {
-      const { externalId, amount, blockchain, destinationAddress } = request.body;
-      // String(number) is the shortest decimal that reads back as the same number: what the caller wrote.
-      const amountUnits = parseDecimalUnits(String(amount));
+      const { externalId, blockchain, destinationAddress } = request.body;
+      // The amount's digits as written, never the double they were parsed into (1.9999999999999999 reads as 2).
+      const amountUnits = parseJsonNumberUnits(writtenNumber(request, 'amount') ?? '');
       if (amountUnits === undefined || amountUnits === 0n) throw invalid('/amount', 'must be a positive amount with at most 6 decimals');
       // As the operator's: the same books and address checks, no policy; it stays PENDING until moved.
       const result = await deps.withdrawals.request({

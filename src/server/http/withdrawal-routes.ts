@@ -7,11 +7,12 @@ import type { CreateWithdrawalRequest } from '../../../generated/schema.js';
 import { callbackUrlProblem, PRIVATE_DESTINATION, type CallbackPolicy } from '../callbacks/destinations.js';
 import type { Database } from '../db/database.js';
 import { readBalances } from '../ledger/ledger.js';
-import { formatDecimalUnits, parseDecimalUnits, toJsonInteger } from '../shared/money.js';
+import { formatDecimalUnits, parseJsonNumberUnits, toJsonInteger } from '../shared/money.js';
 import type { Refusal } from '../withdrawals/requests.js';
 import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
 import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import type { Metrics } from './metrics.js';
+import { writtenNumber } from './authentication.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
 import { ProblemError } from './problems.js';
 
@@ -49,8 +50,8 @@ export function withdrawalRoutes(app: FastifyInstance, deps: WithdrawalRouteDeps
     async (request, reply) => {
       const { body } = request;
       const errors: { pointer: string; detail: string }[] = [];
-      // String(number) is the shortest decimal that reads back as the same number: what the caller wrote.
-      const amountUnits = parseDecimalUnits(String(body.amount));
+      // The amount's digits as written, never the double they were parsed into (1.9999999999999999 reads as 2).
+      const amountUnits = parseJsonNumberUnits(writtenNumber(request, 'amount') ?? '');
       if (amountUnits === undefined || amountUnits === 0n) errors.push({ pointer: '/amount', detail: 'must be a positive amount of whole USDT with at most 6 decimals' });
       const urlProblem = body.callbackUrl === undefined ? undefined : callbackUrlProblem(body.callbackUrl, deps.callbackPolicy);
       if (urlProblem) {

@@ -18,7 +18,7 @@ import { EthereumPayer } from '../payouts/ethereum-payer.js';
 import { TronNode } from '../payouts/tron-node.js';
 import { TronPayer } from '../payouts/tron-payer.js';
 import { toTronAddress } from '../addresses/derivation.js';
-import { HotWalletKeyError, loadHotWallet, type HotWallet } from '../payouts/hot-wallet.js';
+import { checkKeyFile, HotWalletKeyError, loadHotWallet, type HotWallet } from '../payouts/hot-wallet.js';
 import type { PayoutGauges } from '../payouts/payout-gauges.js';
 import type { Network } from '../shared/network.js';
 import type { ScannerGauges } from '../chain/scanner.js';
@@ -44,19 +44,34 @@ function tronAddressOf(contract: string): string {
 }
 
 
-/** Starts the jobs; refuses (ScannerStartError) a network that cannot be scanned safely. */
-/** A network's hot wallet, read from its key file by the code that signs; none without a file. A bad file stops the start. */
-async function hotWallet(config: Config, network: Network): Promise<HotWallet | undefined> {
-  const file = config.payouts.keyFiles[network];
-  if (file === undefined) return undefined;
+/** A key file's refusal as a configuration error naming its setting (exit 78); other errors as they are. */
+async function keyFileSetting<T>(network: Network, work: () => Promise<T>): Promise<T> {
   try {
-    return await loadHotWallet(network, file);
+    return await work();
   } catch (error) {
     if (error instanceof HotWalletKeyError) throw new ConfigError(`${network.toUpperCase()}_PAYOUT_KEY_FILE: ${error.message}`);
     throw error;
   }
 }
 
+/** A network's hot wallet, read from its key file by the code that signs; none without a file. A bad file stops the start. */
+async function hotWallet(config: Config, network: Network): Promise<HotWallet | undefined> {
+  const file = config.payouts.keyFiles[network];
+  return file === undefined ? undefined : keyFileSetting(network, () => loadHotWallet(network, file));
+}
+
+/**
+ * The key files' kind, owner and mode, checked without reading them: serve calls this before the
+ * database opens or the port listens, so that a bad file stops the start before anything runs.
+ */
+export async function checkHotWalletFiles(config: Config): Promise<void> {
+  for (const network of ['Ethereum', 'Tron'] as const) {
+    const file = config.payouts.keyFiles[network];
+    if (file !== undefined) await keyFileSetting(network, () => checkKeyFile(network, file));
+  }
+}
+
+/** Starts the jobs; refuses (ScannerStartError) a network that cannot be scanned safely. */
 export async function startJobs(deps: { config: Config; db: Database; secrets: SecretKeeper; now: Clock; log?: Logger; gauges?: ScannerGauges; leaseGauge?: LeaseGauge; payoutGauges?: PayoutGauges }): Promise<Jobs> {
   const { config, db, now, log } = deps;
   const ethereumWallet = await hotWallet(config, 'Ethereum');

@@ -2,8 +2,8 @@
 // names (ETHEREUM_PAYOUT_KEY_FILE, TRON_PAYOUT_KEY_FILE), lives only in a #private field of a
 // HotWallet. Nothing else of the platform sees it: the wallet shows its address and signs digests,
 // and the key never reaches a log line, an error message, JSON or util.inspect.
-import { open } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { access, open, stat } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
 import { inspect } from 'node:util';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
@@ -87,14 +87,50 @@ export class HotWallet {
   }
 }
 
+/** How errors name a key file: its network and path, never its content. */
+const described = (network: Network, keyFile: string) => `the ${network} payout key file ${JSON.stringify(keyFile)}`;
+
 /**
- * Reads a payout key file: refused unless it is a regular file that neither the group nor others may
- * read or write (mode & 0o077 = 0, as ssh asks of a private key), holding a secp256k1 private key as
- * 64 hex digits (0x and surrounding whitespace allowed). The checks are made on the file opened, not
- * on its path, so a file swapped in between cannot slip by. Errors name the file, never its content.
+ * What is wrong with a key file as stat shows it, or undefined: it must be a regular file of the user
+ * running the platform that neither the group nor others may read or write (mode & 0o077 = 0, as ssh
+ * asks of a private key). Another user's file is refused even if this one (root) can read it: its owner
+ * could change it or read the key.
+ */
+function fileProblem(stat: Stats, where: string): string | undefined {
+  if (!stat.isFile()) return `${where} is not a regular file`;
+  if ((stat.mode & 0o077) !== 0) {
+    return `${where} is readable or writable by others (mode ${(stat.mode & 0o777).toString(8).padStart(4, '0')}): allow its owner only, e.g. chmod 600`;
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) return `${where} belongs to another user (uid ${stat.uid}, the platform runs as uid ${uid}): chown it to the user that runs the platform`;
+  return undefined;
+}
+
+/**
+ * The checks of a key file's kind, owner and mode, without reading it: `partner-api serve` makes them
+ * before anything starts (jobs.ts), so that a bad file stops the start at once. loadHotWallet makes
+ * them again on the file it opens.
+ */
+export async function checkKeyFile(network: Network, keyFile: string): Promise<void> {
+  const where = described(network, keyFile);
+  let stats: Stats;
+  try {
+    stats = await stat(keyFile);
+    await access(keyFile, constants.R_OK); // may this user open it (without opening it)
+  } catch (error) {
+    throw new HotWalletKeyError(`${where} cannot be opened (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const problem = fileProblem(stats, where);
+  if (problem) throw new HotWalletKeyError(problem);
+}
+
+/**
+ * Reads a payout key file: refused unless it passes checkKeyFile's checks, holding a secp256k1 private
+ * key as 64 hex digits (0x and surrounding whitespace allowed). The checks are made on the file opened,
+ * not on its path, so a file swapped in between cannot slip by. Errors name the file, never its content.
  */
 export async function loadHotWallet(network: Network, keyFile: string): Promise<HotWallet> {
-  const where = `the ${network} payout key file ${JSON.stringify(keyFile)}`;
+  const where = described(network, keyFile);
   let handle;
   try {
     handle = await open(keyFile, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -103,14 +139,10 @@ export async function loadHotWallet(network: Network, keyFile: string): Promise<
   }
   let bytes: Buffer | undefined;
   try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new HotWalletKeyError(`${where} is not a regular file`);
-    if ((stat.mode & 0o077) !== 0) {
-      throw new HotWalletKeyError(
-        `${where} is readable or writable by others (mode ${(stat.mode & 0o777).toString(8).padStart(4, '0')}): allow its owner only, e.g. chmod 600`,
-      );
-    }
-    if (stat.size > MAX_KEY_FILE_BYTES) throw new HotWalletKeyError(`${where} is ${stat.size} bytes: a key file holds one hex key`);
+    const opened = await handle.stat();
+    const problem = fileProblem(opened, where);
+    if (problem) throw new HotWalletKeyError(problem);
+    if (opened.size > MAX_KEY_FILE_BYTES) throw new HotWalletKeyError(`${where} is ${opened.size} bytes: a key file holds one hex key`);
     bytes = Buffer.alloc(MAX_KEY_FILE_BYTES + 1);
     const { bytesRead } = await handle.read(bytes, 0, bytes.length, 0);
     if (bytesRead > MAX_KEY_FILE_BYTES) throw new HotWalletKeyError(`${where} grew while it was read: a key file holds one hex key`);

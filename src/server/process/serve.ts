@@ -8,6 +8,7 @@ import { openPlatform, type Platform } from '../platform.js';
 import { serveOperatorCommands, type CommandOutput } from './operator-socket.js';
 import { printBanner, sandboxCredentials } from './banner.js';
 import { superviseWorkers } from './cluster.js';
+import { checkHotWalletFiles } from '../jobs/jobs.js';
 
 /** The port is taken by another process: exit 69 (service unavailable). */
 export class PortInUseError extends Error {}
@@ -27,8 +28,10 @@ export async function serve(config: Config, workers = 1, runCommand?: CommandRun
   if (workers > 1 && !config.databaseUrl) {
     throw new ConfigError("--workers needs DATABASE_URL: the embedded database (PGlite) is one process's, so it serves with one worker");
   }
-  // Before anything is made or opened (a data directory, a database, a pool of addresses): a taken
-  // port or a foreign host is refused at once. A cluster's workers share the primary's checked port.
+  // Before anything is made or opened (a data directory, a database, a pool of addresses): a hot
+  // wallet's key file others may read, a taken port or a foreign host is refused at once. A cluster's
+  // workers share the primary's checked port.
+  await checkHotWalletFiles(config);
   if (cluster.isPrimary) await probeListen(config);
   if (workers > 1 && cluster.isPrimary) return superviseWorkers(config, workers);
   const platform = await openPlatform(config, { longLived: true });

@@ -4,7 +4,7 @@
 // fee held in the same transaction as its row (ledger/ledger.ts). A refusal changes nothing.
 import { randomUUID } from 'node:crypto';
 import { canonicalAddress, payableAddressProblem } from '../addresses/derivation.js';
-import type { NetworkConfig, PayoutConfig } from '../config.js';
+import type { NetworkConfig } from '../config.js';
 import type { Sql } from '../db/database.js';
 import { holdForWithdrawal, lockBalance } from '../ledger/ledger.js';
 import { isDepositAddress } from '../orders/issued-addresses.js';
@@ -42,8 +42,6 @@ export interface RequestSettings {
   mode: 'sandbox' | 'live';
   networks: Record<Network, Pick<NetworkConfig, 'withdrawalFee' | 'minWithdrawal'>>;
   sandboxWithdrawalSeconds: number;
-  /** A network with a hot wallet key is paid on chain, in the sandbox too. */
-  payouts: Pick<PayoutConfig, 'keyFiles'>;
 }
 
 /** The amount of the contract's largest withdrawal, 10^9 USDT, in smallest units. */
@@ -120,8 +118,8 @@ export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, set
   const needed = request.amountUnits + fee;
   const balance = await lockBalance(tx, request.merchantId, request.network);
   if (balance.available < needed) return { outcome: 'refused', refusal: { code: 'insufficient_balance', needed, available: balance.available, fee } };
-  // A sandbox API withdrawal settles by itself once it is queued (sandbox-settlement.ts), where no hot wallet pays.
-  const settles = settings.mode === 'sandbox' && request.source === 'api' && stage === 'queued' && settings.payouts.keyFiles[request.network] === undefined;
+  // A sandbox API withdrawal settles by itself once it is queued (sandbox-settlement.ts): no hot wallet pays in a sandbox (config.ts).
+  const settles = settings.mode === 'sandbox' && request.source === 'api' && stage === 'queued';
   const [row] = await tx.query<WithdrawalRow>(
     `INSERT INTO withdrawals (uuid, merchant_id, external_id, amount_units, fee_units, blockchain, currency_code, destination_address, callback_url, stage, source, settle_after)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() + make_interval(secs => $13) END)

@@ -69,7 +69,10 @@ describe('partner-api withdrawals', { timeout: 240_000 }, () => {
     expect(pending.code).toBe(64);
     expect(pending.stderr).toMatch(/every withdrawal starts PENDING and never goes back to it; give DONE or FAILED/);
     expect((await create('wd-1', '12')).stderr).toBe('partner-api: merchant W already has a withdrawal with external id wd-1\n');
-    expect((await create('wd-3', '1.0000001')).stderr).toMatch(/--amount must be a positive decimal of whole USDT up to 1000000000 with at most 6 decimals/);
+    // Read as decimal text, never a double (issue 53): 1.9999999999999999 is not 2; plain decimals only.
+    for (const amount of ['1.0000001', '1.9999999999999999', '1e1', '0']) {
+      expect((await create('wd-3', amount)).stderr, amount).toMatch(/--amount must be a positive decimal of whole USDT up to 1000000000 with at most 6 decimals/);
+    }
     for (const [flags, message] of [
       [['--tx-id', 'nope'], /--tx-id goes with --status DONE/],
       [['--status', 'DONE', '--reason', 'x'], /--reason goes with --status FAILED/],

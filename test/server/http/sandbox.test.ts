@@ -49,6 +49,21 @@ describe.each(DATABASES)('sandbox helpers on %s', (kind) => {
     expect((await deposit(1, { 'Idempotency-Key': 'has space' })).status).toBe(422);
     expect(await received()).toBe(2_500_200);
   });
+
+  // Issue 53 (9): the amount as written, not as the double JSON.parse reads it as.
+  it('reads a deposit amount as written: whole smallest units, an exponent where exact', async () => {
+    const client = t.client();
+    const { data: order } = await client.POST('/partner/v1/platforms/orders', { body: orderRequest('sb-written', { blockchain: 'Tron' }) });
+    const deposit = (amountJson: string) => t.signed('POST', `/sandbox/v1/orders/${order!.uuid}/deposits`, { body: `{"amount":${amountJson}}`, headers: JSON_TYPE });
+    const before = await t.count('deposits');
+    const refused = await deposit('1.0000000000000001'); // the double 1
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/amount', detail: 'must be a whole number of smallest units (2500000 is 2.5 USDT)' }] });
+    expect(await t.count('deposits')).toBe(before);
+    expect((await deposit('2.5e7')).status).toBe(201);
+    const { data: read } = await client.GET('/partner/v2/platforms/orders/{uuid}', { params: { path: { uuid: order!.uuid } } });
+    expect(read!.receivedAmount).toBe(25_000_000);
+  });
 });
 
 describe('in live mode', () => {

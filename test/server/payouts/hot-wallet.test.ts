@@ -1,6 +1,6 @@
 // The hot wallet's key file: what is refused and why, and that the key shows nowhere once loaded.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { format, inspect } from 'node:util';
@@ -8,7 +8,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { TronWeb, utils as tronUtils } from 'tronweb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HotWallet, HotWalletKeyError, loadHotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { checkKeyFile, HotWallet, HotWalletKeyError, loadHotWallet } from '../../../src/server/payouts/hot-wallet.js';
 import { keyLeaks } from '../../support/key-leak.js';
 
 /** anvil's (and hardhat's) first default account: a key whose address everybody knows. */
@@ -16,6 +16,9 @@ const ANVIL_KEY = 'ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2f
 const ANVIL_ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 /** secp256k1's group order: a key must be below it. */
 const CURVE_ORDER = 'fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141';
+
+/** The user nobody (and its group): the owner of another user's file. */
+const NOBODY = 65534;
 
 const dir = mkdtempSync(join(tmpdir(), 'hot-wallet-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -83,6 +86,24 @@ describe('loadHotWallet', () => {
     // Opened without blocking: a FIFO nobody writes to must not hang the platform's start.
     expect((await refusal(loadHotWallet('Ethereum', fifo))).message).toMatch(/is not a regular file$/);
     expect((await refusal(loadHotWallet('Ethereum', join(dir, 'missing')))).message).toMatch(/cannot be opened \(ENOENT\)$/);
+  });
+
+  // Tests run as root, which may open any file: only the owner check refuses another user's.
+  it.skipIf(process.getuid?.() !== 0)("refuses a file of another user even where this one may read it, naming both uids", async () => {
+    const path = keyFile(ANVIL_KEY);
+    chownSync(path, NOBODY, NOBODY);
+    const error = await refusal(loadHotWallet('Ethereum', path));
+    expect(error.message).toBe(`the Ethereum payout key file "${path}" belongs to another user (uid ${NOBODY}, the platform runs as uid 0): chown it to the user that runs the platform`);
+    expect((await refusal(checkKeyFile('Ethereum', path))).message).toBe(error.message);
+  });
+
+  it('is checked at start by checkKeyFile as loadHotWallet checks it, from its kind, owner and mode alone (its content unread)', async () => {
+    await expect(checkKeyFile('Ethereum', keyFile('not a key at all'))).resolves.toBeUndefined();
+    await expect(checkKeyFile('Tron', keyFile(ANVIL_KEY, 0o400))).resolves.toBeUndefined();
+    const shared = keyFile(ANVIL_KEY, 0o644);
+    expect((await refusal(checkKeyFile('Ethereum', shared))).message).toBe((await refusal(loadHotWallet('Ethereum', shared))).message);
+    expect((await refusal(checkKeyFile('Ethereum', dir))).message).toMatch(/is not a regular file$/);
+    expect((await refusal(checkKeyFile('Ethereum', join(dir, 'missing')))).message).toMatch(/cannot be opened \(ENOENT\)$/);
   });
 
   it('refuses content that is not one valid secp256k1 private key, without quoting it', async () => {

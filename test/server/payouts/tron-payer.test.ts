@@ -20,7 +20,9 @@ import { signTrc20Transfer } from '../../../src/server/payouts/tron.js';
 import { TronNode } from '../../../src/server/payouts/tron-node.js';
 import { TronPayer, type TronPayerOptions } from '../../../src/server/payouts/tron-payer.js';
 import { keyLeaks } from '../../support/key-leak.js';
-import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
+import { DATABASES, startTestPlatform, type DatabaseKind, type TestPlatform } from '../../support/platform.js';
+import { hdVectors } from '../../fixtures/vectors.js';
+import { changePolicy } from '../../../src/server/withdrawals/policy.js';
 import { startTronNode, TRANSFER_ENERGY, type TronNode as StandIn } from '../../support/tron-node.js';
 
 const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
@@ -28,6 +30,17 @@ const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const FEE_LIMIT = 100_000_000;
 const SOLID_LAG = 19;
 const JSON_TYPE = { 'Content-Type': 'application/json' };
+
+/**
+ * A live platform (payouts on chain are live mode's only: a sandbox's balances are made up), its test
+ * merchant allowed withdrawals through the API as the operator allows them.
+ */
+async function livePlatform(kind: DatabaseKind, env: Record<string, string>): Promise<TestPlatform> {
+  const live = { PARTNER_API_MODE: 'live', PUBLIC_URL: 'https://pay.partner.example', TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub };
+  const t = await startTestPlatform(kind, { env: { ...live, ...env } });
+  await changePolicy(t.db, t.merchant.merchantId, { enabled: true });
+  return t;
+}
 
 interface PayoutRow {
   tx_hash: string;
@@ -62,8 +75,8 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     node.setTokenBalance(wallet.address, 1_000_000_000n); // 1,000 USDT
     node.setTrxBalance(wallet.address, 1_000_000_000n); // 1,000 TRX
     node.produceBlocks(SOLID_LAG + 1); // the payer reads the token balance at the solidified block
-    // With a Tron key file the platform pays Tron withdrawals on chain (none settles by itself in the sandbox).
-    t = await startTestPlatform(kind, { env: { TRON_PAYOUT_KEY_FILE: keyFile } });
+    // With a Tron key file the platform pays Tron withdrawals on chain: in live mode only (a sandbox refuses the file).
+    t = await livePlatform(kind, { TRON_PAYOUT_KEY_FILE: keyFile });
     await t.fund('Tron', 100_000_000n);
     metrics = createMetrics();
     lines = [];
@@ -469,7 +482,7 @@ describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE
     node.setTokenBalance(wallet.address, 50_000_000n);
     node.setTrxBalance(wallet.address, 500_000_000n);
     node.produceBlocks(SOLID_LAG + 1);
-    t = await startTestPlatform(DATABASES[0]!, { env: { TRON_API_URL: node.url, TRON_PAYOUT_KEY_FILE: keyFile } });
+    t = await livePlatform(DATABASES[0]!, { TRON_API_URL: node.url, TRON_PAYOUT_KEY_FILE: keyFile });
     await t.fund('Tron', 30_000_000n);
     await t.platform.startJobs();
     const to = toTronAddress(sha256(new TextEncoder().encode(`jobs destination ${Date.now()}`)).subarray(0, 20));

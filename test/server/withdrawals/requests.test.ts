@@ -151,6 +151,51 @@ describe.each(DATABASES)('withdrawals through the API on %s', (kind) => {
     expect(balanceOf((await books(t, merchant)).balances, 'Tron')).toMatchObject({ available: 0, held: 10_000_000 });
   });
 
+  // Issue 53 (9): the amount is read from the body's text as written, never from the double JSON.parse made of it.
+  it('reads the amount as written: more than 6 decimals refused though a double rounds them away, exponents taken where exact', async () => {
+    const merchant = await t.createMerchant('written amounts');
+    await t.fund('Tron', 1_000_000_000n, merchant);
+    let made = 0;
+    /** The body's text with the amount's JSON written by hand (JSON.stringify would write the double). */
+    const postText = async (amountJson: string, key = 'amount') => {
+      const externalId = `written-${++made}`;
+      const body = `{"externalId":"${externalId}","blockchain":"Tron","currency":"USDT","${key}":${amountJson},"destinationAddress":"${SAMPLE_TRON_DESTINATION}"}`;
+      const response = await t.signed('POST', '/partner/v1/platforms/withdrawals', { body, headers: JSON_TYPE, credentials: merchant });
+      return { externalId, status: response.status, type: response.headers.get('content-type'), body: (await response.json()) as Record<string, unknown> };
+    };
+    const stored = async (externalId: string) => (await t.db.query<{ amount_units: bigint }>('SELECT amount_units FROM withdrawals WHERE external_id = $1', [externalId])).map((r) => r.amount_units);
+
+    const before = await books(t, merchant);
+    for (const amount of ['1.9999999999999999', '1.0000000000000001', '2.0000001', '1e-7', '1.5e-6', '10.1234567e0']) {
+      const refused = await postText(amount);
+      expect(refused.status, amount).toBe(422);
+      expect(refused.type, amount).toMatch(/^application\/problem\+json/);
+      expect(refused.body, amount).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/amount', detail: 'must be a positive amount of whole USDT with at most 6 decimals' }] });
+      expect(await stored(refused.externalId), amount).toEqual([]);
+    }
+    expect(await books(t, merchant)).toEqual(before);
+    expect(t.errorLogs()).toEqual([]);
+
+    // Stored exactly as written, in smallest units: trailing zeros, exponents and an escaped key alike.
+    const accepted: [string, bigint, number][] = [
+      ['1.999999', 1_999_999n, 1.999999],
+      ['12.50000000', 12_500_000n, 12.5],
+      ['1.5e2', 150_000_000n, 150],
+      ['2E0', 2_000_000n, 2],
+      ['125e-2', 1_250_000n, 1.25],
+    ];
+    for (const [amount, units, wire] of accepted) {
+      const created = await postText(amount);
+      expect(created, amount).toMatchObject({ status: 201, body: { amount: wire, fee: 1 } });
+      expect(await stored(created.externalId), amount).toEqual([units]);
+    }
+    const escaped = await postText('3.000001', '\\u0061mount');
+    expect(escaped.body.amount).toBe(3.000001);
+    expect(await stored(escaped.externalId)).toEqual([3_000_001n]);
+    const held = [...accepted.map(([, units]) => units), 3_000_001n].reduce((sum, units) => sum + units + 1_000_000n, 0n);
+    expect(balanceOf((await books(t, merchant)).balances, 'Tron')).toMatchObject({ held: Number(held), available: 1_000_000_000 - Number(held) });
+  });
+
   it("keeps each merchant's balance, withdrawals and events its own", async () => {
     const [a, b] = [await t.createMerchant('merchant a'), await t.createMerchant('merchant b')];
     await t.fund('Tron', 30_000_000n, a);

@@ -45,4 +45,19 @@ describe.each(DATABASES)('withdrawals on %s', (kind) => {
     const foreign = await t.signed('POST', `/sandbox/v1/withdrawals/${row!.uuid}/status`, { body: '{"status":"DONE"}', headers: JSON_TYPE, credentials: other });
     expect(foreign.status).toBe(404);
   });
+
+  // Issue 53 (9): the amount as written, not as the double JSON.parse reads it as.
+  it('reads the amount as written: 1.9999999999999999 refused (the double 2), 1.999999 stored exactly', async () => {
+    const withdraw = (externalId: string, amountJson: string) =>
+      t.signed('POST', '/sandbox/v1/withdrawals', { body: `{"externalId":"${externalId}","amount":${amountJson},"blockchain":"Tron","destinationAddress":"${SAMPLE_TRON_DESTINATION}"}`, headers: JSON_TYPE });
+    const before = await t.count('ledger_entries');
+    const refused = await withdraw('sb-written-1', '1.9999999999999999');
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/amount', detail: 'must be a positive amount with at most 6 decimals' }] });
+    expect(await t.db.query("SELECT 1 FROM withdrawals WHERE external_id = 'sb-written-1'")).toEqual([]);
+    expect(await t.count('ledger_entries')).toBe(before);
+    const created = await withdraw('sb-written-2', '1.999999');
+    expect({ status: created.status, body: await created.json() }).toMatchObject({ status: 201, body: { amount: 1.999999 } });
+    expect(await t.db.query<{ amount_units: bigint }>("SELECT amount_units FROM withdrawals WHERE external_id = 'sb-written-2'")).toEqual([{ amount_units: 1_999_999n }]);
+  });
 });
