@@ -1,7 +1,12 @@
 // Payouts on a real local chain (npm run bench:payouts): how many withdrawals a minute the platform pays
-// on anvil, from the API's create to DONE (signed, written, broadcast, mined, confirmed), and what the
-// payout job costs the platform while there is nothing to pay, side by side with the same platform
-// without one (no hot wallet, no chain): CPU time of the whole process tree, and the node calls a round.
+// on anvil, and how long each takes from the API's create to DONE (signed, written, broadcast, mined,
+// confirmed) at 1 confirmation and at the default ETHEREUM_CONFIRMATIONS, on one instance on PGlite and
+// on two `partner-api serve` instances on one PostgreSQL database; and what the payout job costs the
+// platform while there is nothing to pay, side by side with the same platform without one (no hot
+// wallet, no chain): CPU time of the whole process tree, and the node calls a round.
+//
+//   npm run bench:payouts   (BENCH_PAYOUTS a run, 60; BENCH_IDLE_SECONDS, 30; PostgreSQL: BENCH_DATABASE_URL
+//                            or TEST_DATABASE_URL, else a throwaway cluster)
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
