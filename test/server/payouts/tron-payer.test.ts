@@ -18,7 +18,7 @@ import { recordOperatorPayment } from '../../../src/server/payouts/payout-store.
 import { provesTransfer } from '../../../src/server/payouts/transfer-proof.js';
 import { signTrc20Transfer } from '../../../src/server/payouts/tron.js';
 import { TronNode } from '../../../src/server/payouts/tron-node.js';
-import { TronPayer, type TronPayerOptions } from '../../../src/server/payouts/tron-payer.js';
+import { TronPayer, UNKNOWN_AGAIN_AFTER_BLOCKS, type TronPayerOptions } from '../../../src/server/payouts/tron-payer.js';
 import { keyLeaks } from '../../support/key-leak.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 import { startTronNode, TRANSFER_ENERGY, type TronNode as StandIn } from '../../support/tron-node.js';
@@ -218,7 +218,7 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(node.tokenBalance(wallet.address)).toBe(1_000_000_000n - 7_000_000n);
   });
 
-  it('rebuilds a transaction that expired unknown to the node only once the solidified time is past its expiration, and pays once', async () => {
+  it('rebuilds a transaction that expired unknown to the node only once the solidified time is past its expiration and it is still unknown a minute of blocks later, and pays once', async () => {
     const to = destination();
     const uuid = await ask(9.25, to);
     const round = payer({ expirationSeconds: 60 });
@@ -243,9 +243,16 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(node.broadcasts.length).toBe(broadcasts); // nothing sent once expired
     expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'pending' })]);
 
-    // The solidified block passes its expiration, and the node knows the txID in no block: a new transaction.
+    // The solidified block passes its expiration, and no read of the node knows the txID: seen once, kept.
     node.produceBlocks(1);
     expect(node.solid.timestamp).toBeGreaterThan(expiration);
+    await round.round();
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'pending' })]);
+    // Still unknown everywhere UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks later (not one sooner): a new transaction.
+    node.produceBlocks(UNKNOWN_AGAIN_AFTER_BLOCKS - 1);
+    await round.round();
+    expect(await transactions(uuid)).toHaveLength(1);
+    node.produceBlocks(1);
     await round.round();
     const [dropped, rebuilt] = await transactions(uuid);
     expect(dropped).toMatchObject({ tx_hash: first!.tx_hash, state: 'dropped' });
@@ -289,6 +296,50 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     await round.round();
     expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: first!.tx_hash });
     expect(node.tokenBalance(to)).toBe(6_500_000n);
+  });
+
+  it("never rebuilds a transaction that backends behind the others do not know yet: the full node's reads 30 blocks behind, the solidity node's 60", async () => {
+    const to = destination();
+    const uuid = await ask(9.25, to);
+    const round = payer({ expirationSeconds: 60 });
+    node.produceBlocks(1, { include: false }); // congested: not in the next blocks
+    await round.round();
+    const [first] = await transactions(uuid);
+    const expiration = first!.expires_at!.getTime();
+    // Included in the last block before it expires, then behind every backend that answers transaction reads.
+    while (node.head.timestamp + 3_000 < expiration) node.produceBlocks(1, { include: false });
+    node.lagWalletReads(30);
+    node.lagSolidityReads(60);
+    node.produceBlocks(1);
+    const included = node.head.number;
+    expect(node.head.transactions).toEqual([first!.tx_hash]);
+    // A round every block: from the one whose solidified block passes the expiration (19 blocks on) to the
+    // last before the full node's backend reaches the block, no read knows it, for 10 rounds (where one
+    // /wallet/gettransactionbyid used to be enough for a rebuild).
+    const broadcasts = node.broadcasts.length;
+    while (node.head.number < included + 29) {
+      node.produceBlocks(1);
+      await round.round();
+    }
+    expect(node.solid.number).toBe(included + 10);
+    expect(node.solid.timestamp).toBeGreaterThan(expiration);
+    for (const path of ['/wallet/gettransactionbyid', '/walletsolidity/gettransactionbyid', '/wallet/gettransactioninfobyid', '/walletsolidity/gettransactioninfobyid']) {
+      expect(await nodeSays(path, first!.tx_hash)).toEqual({});
+    }
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'pending' })]);
+    // Then the full node's backend knows it: never rebuilt, nothing sent, while the solidity node's catches up.
+    node.produceBlocks(1);
+    expect(await nodeSays('/wallet/gettransactionbyid', first!.tx_hash)).toMatchObject({ txID: first!.tx_hash });
+    while (node.solid.number - 60 < included) {
+      await round.round();
+      node.produceBlocks(5);
+    }
+    expect(node.broadcasts.length).toBe(broadcasts);
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'pending' })]);
+    await round.round();
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: first!.tx_hash });
+    expect(node.tokenBalance(to)).toBe(9_250_000n);
+    expect(node.tokenBalance(wallet.address)).toBe(1_000_000_000n - 9_250_000n);
   });
 
   it.each([
