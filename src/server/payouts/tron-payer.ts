@@ -11,8 +11,8 @@
 // request from one backend, and a backend behind the others answers `{}` for a transaction it has not
 // reached. So none of the four reads that know a transaction in a block (gettransactionbyid and
 // gettransactioninfobyid, of /wallet and of /walletsolidity) may know any of them (the dropped ones
-// too), in one round and again in a round at least UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks later (a
-// minute: the margin past the expiration); the first sighting is kept in memory, so a payer that restarts
+// too), in one round and again in a round at least UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks later (five
+// minutes: the margin past the expiration); the first sighting is kept in memory, so a payer that restarts
 // or takes over waits for two sightings of its own. Two payers never act on one payout at once: every
 // write of a round proves the job's lease (payout-job.ts), and a round that outlived it writes nothing.
 // The chain alone makes a withdrawal DONE: a solidified transaction whose receipt says SUCCESS and whose
@@ -42,11 +42,11 @@ export interface TronPayerOptions extends PayoutJobOptions {
 const IDLE_BALANCE_READ_MS = 60_000;
 
 /**
- * How many solidified blocks (3 s each: a minute) apart two rounds must both find an expired payout unknown
- * to every read of the node before it is rebuilt: the margin past its expiration, and time for a backend
- * behind the others to catch up.
+ * How many solidified blocks (3 s each: five minutes) apart two rounds must both find an expired payout
+ * unknown to every read of the node before it is rebuilt: the margin past its expiration, time for a backend
+ * minutes behind the others to catch up. A rebuild later than needed costs minutes; a wrong one pays twice.
  */
-export const UNKNOWN_AGAIN_AFTER_BLOCKS = 20;
+export const UNKNOWN_AGAIN_AFTER_BLOCKS = 100;
 
 export class TronPayer extends PayoutJob {
   /** The last raw_data.timestamp this payer wrote: each of its transactions has its own. */
@@ -119,7 +119,7 @@ export class TronPayer extends PayoutJob {
    * solidified block: none of the node's four transaction reads knows any of the payout's own transactions
    * (the dropped ones too), and a round at least UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks earlier, past
    * the expiration already, saw the same. One `{}` may come from a backend behind the others; the same
-   * silence everywhere, a minute of blocks apart, is what a rebuild rests on. The first sighting is kept
+   * silence everywhere, minutes of blocks apart, is what a rebuild rests on. The first sighting is kept
    * in this payer's memory: a payer that restarts or takes over sees twice again, later, never sooner.
    */
   private async neverIncluded(withdrawal: WithdrawalRow, transactions: PayoutTransaction[], latest: PayoutTransaction, solid: TronReferenceBlock): Promise<boolean> {
