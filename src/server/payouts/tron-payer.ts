@@ -17,6 +17,7 @@
 // write of a round proves the job's lease (payout-job.ts), and a round that outlived it writes nothing.
 // The chain alone makes a withdrawal DONE: a solidified transaction whose receipt says SUCCESS and whose
 // logs hold the token's Transfer from the hot wallet to the destination for the exact amount.
+import { LeaseLostError } from '../db/fence.js';
 import { formatDecimalUnits } from '../shared/money.js';
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import { PayoutRequestError } from './errors.js';
@@ -183,6 +184,8 @@ export class TronPayer extends PayoutJob {
         if (result === 'sent') this.log('info', withdrawal, { txId: transaction.tx_hash }, 'payout broadcast');
       }
     } catch (error) {
+      // The lease was taken over: the round ends here (the bytes sent were written first, so that is harmless).
+      if (error instanceof LeaseLostError) throw error;
       this.log('warn', withdrawal, { txId: transaction.tx_hash, err: (error as Error).message }, 'payout broadcast failed; sent again next round');
     }
   }

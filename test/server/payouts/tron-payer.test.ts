@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Balance, Withdrawal } from '../../../src/client/index.js';
 import { toTronAddress } from '../../../src/server/addresses/derivation.js';
 import { createMetrics, type Metrics } from '../../../src/server/http/metrics.js';
+import { LeaseLostError } from '../../../src/server/db/fence.js';
 import { checkLedger } from '../../../src/server/ledger/ledger.js';
 import { HotWallet, loadHotWallet } from '../../../src/server/payouts/hot-wallet.js';
 import { recordOperatorPayment } from '../../../src/server/payouts/payout-store.js';
@@ -194,6 +195,31 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(await read(a)).toMatchObject({ status: 'DONE', txId: ta!.tx_hash });
     expect(await read(b)).toMatchObject({ status: 'DONE', txId: tb!.tx_hash });
     expect(node.tokenBalance(to)).toBe(10_000_000n);
+  });
+
+  it('ends its round at the first write its lease refuses: what it wrote before stands, nothing after it is signed or sent', async () => {
+    const [a, b] = [await ask(3, destination()), await ask(4, destination())];
+    // The round's fence passes A's intent, then refuses: another instance took the job over meanwhile (on
+    // PostgreSQL, tron-overlap.test.ts; here the fence alone, since on PGlite no other instance can exist).
+    let proofs = 0;
+    const fence = async () => {
+      if (++proofs > 1) throw new LeaseLostError('payout:Tron');
+    };
+    await expect(payer().round(fence)).rejects.toBeInstanceOf(LeaseLostError);
+    const [written] = await transactions(a);
+    // A's intent was written, then sent; the mark of its broadcast was refused, and B was never signed.
+    expect(written).toMatchObject({ state: 'pending', broadcast_at: null });
+    expect(node.broadcasts.map((sent) => sent.txID)).toEqual([written!.tx_hash]);
+    expect(await transactions(b)).toEqual([]);
+    expect(await read(b)).toMatchObject({ stage: 'queued' });
+    expect(lines.some((line) => line.includes('broadcast failed'))).toBe(false);
+    // The next holder's round carries on: A sent again (known), B paid.
+    await payer().round();
+    solidify();
+    await payer().round();
+    expect((await read(a)).status).toBe('DONE');
+    expect((await read(b)).status).toBe('DONE');
+    expect(await transactions(a)).toHaveLength(1);
   });
 
   it.each(['request', 'answer'] as const)('sends the same bytes again after a broadcast lost (its %s), and the payout is paid once', async (how) => {
