@@ -374,6 +374,44 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(node.tokenBalance(wallet.address)).toBe(1_000_000_000n - 9_250_000n);
   });
 
+  it("never rebuilds again once a dropped transaction turns up in a block: backends further behind than the margin fooled the rule once, and the error is the operator's", async () => {
+    const to = destination();
+    const uuid = await ask(9.25, to);
+    const round = payer({ expirationSeconds: 60 });
+    node.produceBlocks(1, { include: false });
+    await round.round();
+    const [first] = await transactions(uuid);
+    const expiration = first!.expires_at!.getTime();
+    // Included before it expires, and every transaction read answered by backends 400 blocks behind: more
+    // than the rule's margin (what it cannot tell from a transaction that never was).
+    while (node.head.timestamp + 3_000 < expiration) node.produceBlocks(1, { include: false });
+    node.lagWalletReads(400);
+    node.lagSolidityReads(400);
+    node.produceBlocks(1);
+    while (node.solid.timestamp <= expiration) node.produceBlocks(1);
+    await round.round();
+    node.produceBlocks(UNKNOWN_AGAIN_AFTER_BLOCKS);
+    node.loseNextBroadcast('dropped'); // the rebuilt one is lost: never included
+    await round.round();
+    const [dropped, rebuilt] = await transactions(uuid);
+    expect(dropped).toMatchObject({ tx_hash: first!.tx_hash, state: 'dropped' });
+    const rebuiltExpiration = rebuilt!.expires_at!.getTime();
+
+    // The backends catch up: the dropped one is in a block. The rebuilt one expires unknown, yet nothing is rebuilt again.
+    node.lagWalletReads(0);
+    node.lagSolidityReads(0);
+    while (node.solid.timestamp <= rebuiltExpiration) node.produceBlocks(1);
+    await round.round();
+    node.produceBlocks(UNKNOWN_AGAIN_AFTER_BLOCKS);
+    await round.round();
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ state: 'dropped' }), expect.objectContaining({ tx_hash: rebuilt!.tx_hash, state: 'pending' })]);
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(
+      expect.objectContaining({ level: 'error', withdrawal: uuid, txId: first!.tx_hash, message: 'a dropped payout transaction is known to the node: nothing is rebuilt, left for the operator' }),
+    );
+    expect(node.tokenBalance(to)).toBe(9_250_000n);
+    expect(await read(uuid)).toMatchObject({ status: 'PENDING', stage: 'sent' });
+  });
+
   it.each([
     ['REVERT', {}],
     ['OUT_OF_ENERGY', { feeLimitSun: 5_000_000 }], // 5 TRX buys 23,809 energy; the transfer needs 130,285
