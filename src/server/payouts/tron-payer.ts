@@ -96,8 +96,8 @@ export class TronPayer extends PayoutJob {
     if (own.length === 0) return false; // the operator's transaction: not solidified yet
     const latest = own.at(-1)!;
     const expiration = latest.expires_at!.getTime();
-    const expiredAll = Math.max(...own.map((t) => t.expires_at!.getTime()));
-    if (solid.timestamp > expiredAll && (await this.neverIncluded(withdrawal, transactions, latest, solid))) {
+    const lastExpiration = Math.max(...own.map((t) => t.expires_at!.getTime()));
+    if (solid.timestamp > lastExpiration && (await this.neverIncluded(withdrawal, transactions, latest, solid))) {
       // Expired before the solidified block and in no block, seen twice: no node can include it any more.
       this.log('warn', withdrawal, { txId: latest.tx_hash, expiredAt: latest.expires_at!.toISOString() }, 'payout expired and no block holds it: it can never be included');
       const dropped = own.map((transaction) => ({ transaction, state: 'dropped' as const }));
@@ -116,10 +116,10 @@ export class TronPayer extends PayoutJob {
   }
 
   /**
-   * Whether no block can ever hold a transaction of this payout, its latest (`latest`) expired before the
-   * solidified block: none of the node's four transaction reads knows any of the payout's own transactions
+   * Whether no block can ever hold a transaction of this payout, each of its own expired before the
+   * solidified block (the caller's check): none of the node's four transaction reads knows any of them
    * (the dropped ones too), and a round at least UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks earlier, past
-   * the expiration already, saw the same. One `{}` may come from a backend behind the others; the same
+   * the expirations already, saw the same of its latest (`latest`). One `{}` may come from a backend behind the others; the same
    * silence everywhere, minutes of blocks apart, is what a rebuild rests on. The first sighting is kept
    * in this payer's memory: a payer that restarts or takes over sees twice again, later, never sooner.
    */
@@ -136,7 +136,7 @@ export class TronPayer extends PayoutJob {
     const since = this.unknownSince.get(latest.tx_hash);
     if (since === undefined) {
       this.unknownSince.set(latest.tx_hash, solid.number);
-      this.log('info', withdrawal, { txId: latest.tx_hash, solidBlock: solid.number }, 'payout expired and unknown to the node: rebuilt if still unknown some blocks later');
+      this.log('info', withdrawal, { txId: latest.tx_hash, solidBlock: solid.number }, `payout expired and unknown to the node: rebuilt if still unknown ${UNKNOWN_AGAIN_AFTER_BLOCKS} solidified blocks later`);
       return false;
     }
     return solid.number >= since + UNKNOWN_AGAIN_AFTER_BLOCKS;
