@@ -1,7 +1,8 @@
 // Two Tron payers whose rounds overlap (issue 53): two instances on one PostgreSQL database, each with
 // its JobLease of payout:Tron (2 s here, 30 s in the platform) and its TronPayer, against the stand-in node
-// (test/support/tron-node.ts). Payer A's round stalls in a node call (the stand-in holds it) after it saw a
-// payout expired and unknown; its lease runs out, B takes the job over (a new fencing token) and rebuilds
+// (test/support/tron-node.ts), whose transaction reads come from backends behind the others (/wallet's 3
+// blocks behind the head, /walletsolidity's 7 behind the solidified block). Payer A's round stalls in a
+// node call (the stand-in holds it) after it saw a payout expired and unknown; its lease runs out, B takes the job over (a new fencing token) and rebuilds
 // the payout; then A's call is answered and A goes on to rebuild it too, on its old view. Unfenced, that
 // paid 18.5 USDT for a 9.25 withdrawal; fenced, A's write is refused (LeaseLostError), nothing it signed is
 // broadcast, and the destination is paid once.
@@ -93,6 +94,9 @@ describe.skipIf(!TEST_DATABASE_URL)('two Tron payers whose rounds overlap, on Po
     const { uuid } = (await response.json()) as Withdrawal;
     const a = instance('A', t.db);
     const b = instance('B', other);
+    // The node's transaction reads come from backends behind the others, each by its own count of blocks.
+    node.lagWalletReads(3);
+    node.lagSolidityReads(7);
 
     // A pays it; the node answers success and forgets the transaction: it will never be included.
     node.loseNextBroadcast('dropped');
@@ -125,7 +129,7 @@ describe.skipIf(!TEST_DATABASE_URL)('two Tron payers whose rounds overlap, on Po
     expect(new Set(node.broadcasts.map((sent) => sent.txID))).toEqual(new Set([first!.tx_hash, rebuilt!.tx_hash]));
     expect(await a.lease.holds()).toBe(false);
 
-    node.produceBlocks(SOLID_LAG + 1);
+    node.produceBlocks(SOLID_LAG + 1 + 7);
     await b.round();
     const { data } = await t.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid } } });
     expect(data).toMatchObject({ status: 'DONE', txId: rebuilt!.tx_hash });
