@@ -17,6 +17,9 @@
 // TRX balances are modelled only for the accounts given one (setTrxBalance): getaccount shows them, and a
 // transfer they sign burns its energy fee from them, its energy limited by min(balance, fee_limit) as java-tron's
 // VMActuator limits it; an account without one answers `{}` and pays nothing (the broadcast tests need no TRX).
+// As a load-balanced provider may, it can answer from backends not in step: the transaction reads of /wallet and of
+// /walletsolidity each from a backend that lags by its own number of blocks (lagWalletReads, lagSolidityReads),
+// and one request may hang until the test releases it (holdNext).
 // What it does not model: bandwidth, account creation, contracts other than the token's transfer(address,uint256)
 // and balanceOf(address), reorganisations, other witnesses.
 import { createHash } from 'node:crypto';
@@ -102,6 +105,16 @@ export interface TronNode {
    * `blocks` behind the one that answers its getnowblock: a load balancer over nodes not in step.
    */
   lagSolidityReads(blocks: number): void;
+  /**
+   * The full node API's transaction reads (/wallet/gettransactionbyid, /wallet/gettransactioninfobyid) come
+   * from a backend `blocks` behind the head: a load-balanced node that has not imported the latest blocks yet.
+   */
+  lagWalletReads(blocks: number): void;
+  /**
+   * The next request to `path` hangs, unread and unanswered, until `release()` (a node call that waits, as
+   * one may for its 30 s): `reached` resolves once it has arrived. It is answered as the node stands at the release.
+   */
+  holdNext(path: string): { reached: Promise<void>; release(): void };
   /** txIDs waiting for a block. */
   pending(): string[];
   broadcasts: BroadcastRecord[];
@@ -159,6 +172,9 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
   let loseNext: BroadcastLoss | undefined;
   let down = false;
   let solidityReadLag = 0;
+  let walletReadLag = 0;
+  /** The requests to hold (holdNext), by path: each taken by the next request to its path. */
+  const holds = new Map<string, { arrived: () => void; released: Promise<void> }>();
   const broadcasts: BroadcastRecord[] = [];
   const calls: TronNode['calls'] = [];
 
@@ -375,6 +391,7 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     const tx = transactions.get(id);
     if (!tx || tx.block === undefined) return undefined;
     if (solidOnly && tx.block > solidNumber() - solidityReadLag) return undefined;
+    if (!solidOnly && tx.block > head.number - walletReadLag) return undefined;
     return tx;
   };
 
@@ -488,7 +505,11 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
         return sendJson(response, { Error: `class com.alibaba.fastjson.JSONException : ${(error as Error).message}` });
       }
       calls.push({ path: url.pathname, body, authorization: request.headers.authorization });
-      handle(url.pathname, body, response);
+      const hold = holds.get(url.pathname);
+      if (!hold) return handle(url.pathname, body, response);
+      holds.delete(url.pathname);
+      hold.arrived();
+      void hold.released.then(() => handle(url.pathname, body, response));
     });
   });
   server.on('connection', (socket: Socket) => {
@@ -530,6 +551,16 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     },
     lagSolidityReads: (blocks) => {
       solidityReadLag = blocks;
+    },
+    lagWalletReads: (blocks) => {
+      walletReadLag = blocks;
+    },
+    holdNext: (path) => {
+      let arrived!: () => void;
+      let release!: () => void;
+      const reached = new Promise<void>((resolve) => (arrived = resolve));
+      holds.set(path, { arrived, released: new Promise<void>((resolve) => (release = resolve)) });
+      return { reached, release };
     },
     setDown: (value) => {
       down = value;

@@ -1,5 +1,5 @@
 // What the Tron payout job asks a java-tron node's HTTP API (TRON_API_URL): the head block and the
-// solidified one, a broadcast, whether the node knows a transaction, a solidified transaction's info, and
+// solidified one, a broadcast, which of its reads knows a transaction, a solidified transaction's info, and
 // the hot wallet's token and TRX balances. The answers' shapes are java-tron's (FullNode HTTP API,
 // https://developers.tron.network/reference/full-node-api-overview, and the /walletsolidity servlets of
 // https://developers.tron.network/reference/solidity-node-http-api-overview), with visible=false:
@@ -41,6 +41,9 @@ export interface TronTransactionInfo {
 
 type Json = Record<string, unknown>;
 
+/** The reads that know a transaction once a block holds it (a txID, or an info's id). */
+const TRANSACTION_READS = ['/wallet/gettransactionbyid', '/walletsolidity/gettransactionbyid', '/wallet/gettransactioninfobyid', '/walletsolidity/gettransactioninfobyid'];
+
 export class TronNode {
   private readonly base: string;
   private readonly headers: Record<string, string> = { 'Content-Type': 'application/json' };
@@ -79,10 +82,18 @@ export class TronNode {
     throw new TronNodeError(`broadcasttransaction refused: ${code ?? 'error'}: ${message}`, code);
   }
 
-  /** Whether the node has the transaction in a block (java-tron's gettransactionbyid knows no pending one). */
-  async knows(txId: string): Promise<boolean> {
-    const answer = await this.post('/wallet/gettransactionbyid', { value: txId });
-    return typeof answer.txID === 'string';
+  /**
+   * Which of the API's transaction reads has the transaction in a block, asked one after the other: the full
+   * node's and the solidity node's gettransactionbyid and gettransactioninfobyid (java-tron's know no pending
+   * one). Behind a load balancer each may come from another backend, one of them behind the others: a
+   * single `{}` proves little, four of them a little more. Undefined when none has it.
+   */
+  async whereKnown(txId: string): Promise<string | undefined> {
+    for (const path of TRANSACTION_READS) {
+      const answer = await this.post(path, { value: txId });
+      if (typeof answer.txID === 'string' || typeof answer.id === 'string') return path;
+    }
+    return undefined;
   }
 
   /** The transaction's info once its block is solidified; undefined before (or when no block holds it). */

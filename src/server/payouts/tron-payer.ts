@@ -5,10 +5,19 @@
 // the withdrawal to `sent`; only then is it broadcast. Tron has no nonces: a transaction can be included
 // until its expiration and never after. So the same bytes are sent again while it may still be included
 // (DUP_TRANSACTION_ERROR is success), and a new transaction (new reference block, new expiration, new
-// txID) is built only once the solidified block's time is past the old one's expiration and the node
-// knows the old txID in no block: then the old one can never be included anywhere. The chain alone
-// makes a withdrawal DONE: a solidified transaction whose receipt says SUCCESS and whose logs hold the
-// token's Transfer from the hot wallet to the destination for the exact amount.
+// txID) is built only once the old one can never be included anywhere: the solidified block's time is
+// past the expiration of each of the payout's own transactions, and no block holds any of them. The
+// absence is evidence only when it is everywhere and lasts: a node behind a load balancer answers each
+// request from one backend, and a backend behind the others answers `{}` for a transaction it has not
+// reached. So none of the four reads that know a transaction in a block (gettransactionbyid and
+// gettransactioninfobyid, of /wallet and of /walletsolidity) may know any of them (the dropped ones
+// too), in one round and again in a round at least UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks later (five
+// minutes: the margin past the expiration); the first sighting is kept in memory, so a payer that restarts
+// or takes over waits for two sightings of its own. Two payers never act on one payout at once: every
+// write of a round proves the job's lease (payout-job.ts), and a round that outlived it writes nothing.
+// The chain alone makes a withdrawal DONE: a solidified transaction whose receipt says SUCCESS and whose
+// logs hold the token's Transfer from the hot wallet to the destination for the exact amount.
+import { LeaseLostError } from '../db/fence.js';
 import { formatDecimalUnits } from '../shared/money.js';
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import { PayoutRequestError } from './errors.js';
@@ -33,11 +42,20 @@ export interface TronPayerOptions extends PayoutJobOptions {
 /** How often an idle round reads the hot wallet's balances (for its gauges). */
 const IDLE_BALANCE_READ_MS = 60_000;
 
+/**
+ * How many solidified blocks (3 s each: five minutes) apart two rounds must both find an expired payout
+ * unknown to every read of the node before it is rebuilt: the margin past its expiration, time for a backend
+ * minutes behind the others to catch up. A rebuild later than needed costs minutes; a wrong one pays twice.
+ */
+export const UNKNOWN_AGAIN_AFTER_BLOCKS = 100;
+
 export class TronPayer extends PayoutJob {
   /** The last raw_data.timestamp this payer wrote: each of its transactions has its own. */
   private lastTimestamp = 0;
   /** When the wallet's balances were last read (performance.now()): idle rounds read them once a minute. */
   private balancesReadAt = -Infinity;
+  /** Expired payouts found unknown everywhere: their latest txID → the solidified block's number at the first sighting. */
+  private readonly unknownSince = new Map<string, number>();
 
   constructor(private readonly options: TronPayerOptions) {
     super('Tron', options);
@@ -48,9 +66,16 @@ export class TronPayer extends PayoutJob {
     const head = await node.headBlock();
     const solid = await node.solidBlock();
     const { sent, results } = await this.followEach((payout) => this.follow(payout, head, solid));
+    this.forgetSightings(sent);
     // The payouts whose transfer may still take the hot wallet's tokens (one that could not be followed counts as out).
     const out = sent.filter((payout) => results.get(payout) !== false);
     return this.options.wallet ? this.payQueued(this.options.wallet, head, out, sent.length > 0) : 0;
+  }
+
+  /** Forgets the sightings of transactions no longer out (settled, rebuilt, or moved by another instance). */
+  private forgetSightings(sent: SentPayout[]): void {
+    const out = new Set(sent.flatMap((payout) => payout.transactions.filter((t) => t.state === 'pending').map((t) => t.tx_hash)));
+    for (const txId of this.unknownSince.keys()) if (!out.has(txId)) this.unknownSince.delete(txId);
   }
 
   /**
@@ -71,8 +96,9 @@ export class TronPayer extends PayoutJob {
     if (own.length === 0) return false; // the operator's transaction: not solidified yet
     const latest = own.at(-1)!;
     const expiration = latest.expires_at!.getTime();
-    if (solid.timestamp > expiration && !(await node.knows(latest.tx_hash))) {
-      // Expired before the solidified block and in no block: no node can include it any more.
+    const lastExpiration = Math.max(...own.map((t) => t.expires_at!.getTime()));
+    if (solid.timestamp > lastExpiration && (await this.neverIncluded(withdrawal, transactions, latest, solid))) {
+      // Expired before the solidified block and in no block, seen twice: no node can include it any more.
       this.log('warn', withdrawal, { txId: latest.tx_hash, expiredAt: latest.expires_at!.toISOString() }, 'payout expired and no block holds it: it can never be included');
       const dropped = own.map((transaction) => ({ transaction, state: 'dropped' as const }));
       if (!this.options.wallet) {
@@ -87,6 +113,33 @@ export class TronPayer extends PayoutJob {
     // Past its expiration for new blocks: nothing to send; it waits for the solidified block to pass it.
     if (head.timestamp <= expiration) await this.broadcast(withdrawal, latest);
     return true;
+  }
+
+  /**
+   * Whether no block can ever hold a transaction of this payout, each of its own expired before the
+   * solidified block (the caller's check): none of the node's four transaction reads knows any of them
+   * (the dropped ones too), and a round at least UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks earlier, past
+   * the expirations already, saw the same of its latest (`latest`). One `{}` may come from a backend behind the others; the same
+   * silence everywhere, minutes of blocks apart, is what a rebuild rests on. The first sighting is kept
+   * in this payer's memory: a payer that restarts or takes over sees twice again, later, never sooner.
+   */
+  private async neverIncluded(withdrawal: WithdrawalRow, transactions: PayoutTransaction[], latest: PayoutTransaction, solid: TronReferenceBlock): Promise<boolean> {
+    for (const transaction of transactions) {
+      if (transaction.payer !== 'hot_wallet' || transaction.state === 'failed') continue;
+      const where = await this.options.node.whereKnown(transaction.tx_hash);
+      if (where === undefined) continue;
+      this.unknownSince.delete(latest.tx_hash);
+      // A transaction dropped as never included is in a block after all: never rebuilt again, for the operator.
+      if (transaction.state === 'dropped') this.log('error', withdrawal, { txId: transaction.tx_hash, where }, 'a dropped payout transaction is known to the node: nothing is rebuilt, left for the operator');
+      return false;
+    }
+    const since = this.unknownSince.get(latest.tx_hash);
+    if (since === undefined) {
+      this.unknownSince.set(latest.tx_hash, solid.number);
+      this.log('info', withdrawal, { txId: latest.tx_hash, solidBlock: solid.number }, `payout expired and unknown to the node: rebuilt if still unknown ${UNKNOWN_AGAIN_AFTER_BLOCKS} solidified blocks later`);
+      return false;
+    }
+    return solid.number >= since + UNKNOWN_AGAIN_AFTER_BLOCKS;
   }
 
   /** A solidified transaction: DONE with its proof, FAILED when it failed on chain. */
@@ -131,6 +184,8 @@ export class TronPayer extends PayoutJob {
         if (result === 'sent') this.log('info', withdrawal, { txId: transaction.tx_hash }, 'payout broadcast');
       }
     } catch (error) {
+      // The lease was taken over: the round ends here (the bytes sent were written first, so that is harmless).
+      if (error instanceof LeaseLostError) throw error;
       this.log('warn', withdrawal, { txId: transaction.tx_hash, err: (error as Error).message }, 'payout broadcast failed; sent again next round');
     }
   }

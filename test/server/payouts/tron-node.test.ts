@@ -68,9 +68,12 @@ describe('the Tron node client', () => {
     const to = destination();
     const tx = await transfer(3_000_000n, to);
     await client.broadcast(tx);
-    expect(await client.knows(tx.txID)).toBe(false); // pending: java-tron's gettransactionbyid does not know it
+    // Pending: none of java-tron's four transaction reads knows it, and each was asked.
+    const calls = standIn.calls.length;
+    expect(await client.whereKnown(tx.txID)).toBeUndefined();
+    expect(standIn.calls.slice(calls).map((c) => c.path)).toEqual(['/wallet/gettransactionbyid', '/walletsolidity/gettransactionbyid', '/wallet/gettransactioninfobyid', '/walletsolidity/gettransactioninfobyid']);
     standIn.produceBlocks(1);
-    expect(await client.knows(tx.txID)).toBe(true);
+    expect(await client.whereKnown(tx.txID)).toBe('/wallet/gettransactionbyid');
     expect(await client.solidifiedInfo(tx.txID)).toBeUndefined();
     standIn.produceBlocks(19);
     const info = await client.solidifiedInfo(tx.txID);
@@ -83,6 +86,26 @@ describe('the Tron node client', () => {
     standIn.produceBlocks(20);
     expect(await client.solidifiedInfo(reverted.txID)).toEqual({ blockNumber: standIn.head.number - 19, result: 'REVERT', failed: true, message: 'REVERT opcode executed', logs: [] });
     expect(await client.solidifiedInfo('00'.repeat(32))).toBeUndefined();
+  });
+
+  it("asks every transaction read before it says none knows a transaction: the full node's backend may lag, the solidity node's differently", async () => {
+    const tx = await transfer(1_500_000n);
+    await client.broadcast(tx);
+    standIn.produceBlocks(1);
+    // The full node's reads come from a backend one block behind: it has not reached the block yet.
+    standIn.lagWalletReads(1);
+    expect(await client.whereKnown(tx.txID)).toBeUndefined();
+    standIn.produceBlocks(1);
+    expect(await client.whereKnown(tx.txID)).toBe('/wallet/gettransactionbyid');
+    // Solidified, the full node's backend far behind: the solidity node's reads know it.
+    standIn.produceBlocks(19);
+    standIn.lagWalletReads(100);
+    expect(await client.whereKnown(tx.txID)).toBe('/walletsolidity/gettransactionbyid');
+    standIn.lagSolidityReads(100);
+    expect(await client.whereKnown(tx.txID)).toBeUndefined();
+    standIn.lagWalletReads(0);
+    standIn.lagSolidityReads(0);
+    expect(await client.whereKnown(tx.txID)).toBe('/wallet/gettransactionbyid');
   });
 
   it("reads the hot wallet's token balance (balanceOf) at the solidified block, and its TRX balance (0 for an account the chain does not have)", async () => {

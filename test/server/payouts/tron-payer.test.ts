@@ -12,13 +12,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Balance, Withdrawal } from '../../../src/client/index.js';
 import { toTronAddress } from '../../../src/server/addresses/derivation.js';
 import { createMetrics, type Metrics } from '../../../src/server/http/metrics.js';
+import { LeaseLostError } from '../../../src/server/db/fence.js';
 import { checkLedger } from '../../../src/server/ledger/ledger.js';
 import { HotWallet, loadHotWallet } from '../../../src/server/payouts/hot-wallet.js';
 import { recordOperatorPayment } from '../../../src/server/payouts/payout-store.js';
 import { provesTransfer } from '../../../src/server/payouts/transfer-proof.js';
 import { signTrc20Transfer } from '../../../src/server/payouts/tron.js';
 import { TronNode } from '../../../src/server/payouts/tron-node.js';
-import { TronPayer, type TronPayerOptions } from '../../../src/server/payouts/tron-payer.js';
+import { TronPayer, UNKNOWN_AGAIN_AFTER_BLOCKS, type TronPayerOptions } from '../../../src/server/payouts/tron-payer.js';
 import { keyLeaks } from '../../support/key-leak.js';
 import { DATABASES, startTestPlatform, type DatabaseKind, type TestPlatform } from '../../support/platform.js';
 import { hdVectors } from '../../fixtures/vectors.js';
@@ -209,6 +210,31 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(node.tokenBalance(to)).toBe(10_000_000n);
   });
 
+  it('ends its round at the first write its lease refuses: what it wrote before stands, nothing after it is signed or sent', async () => {
+    const [a, b] = [await ask(3, destination()), await ask(4, destination())];
+    // The round's fence passes A's intent, then refuses: another instance took the job over meanwhile (on
+    // PostgreSQL, tron-overlap.test.ts; here the fence alone, since on PGlite no other instance can exist).
+    let proofs = 0;
+    const fence = async () => {
+      if (++proofs > 1) throw new LeaseLostError('payout:Tron');
+    };
+    await expect(payer().round(fence)).rejects.toBeInstanceOf(LeaseLostError);
+    const [written] = await transactions(a);
+    // A's intent was written, then sent; the mark of its broadcast was refused, and B was never signed.
+    expect(written).toMatchObject({ state: 'pending', broadcast_at: null });
+    expect(node.broadcasts.map((sent) => sent.txID)).toEqual([written!.tx_hash]);
+    expect(await transactions(b)).toEqual([]);
+    expect(await read(b)).toMatchObject({ stage: 'queued' });
+    expect(lines.some((line) => line.includes('broadcast failed'))).toBe(false);
+    // The next holder's round carries on: A sent again (known), B paid.
+    await payer().round();
+    solidify();
+    await payer().round();
+    expect((await read(a)).status).toBe('DONE');
+    expect((await read(b)).status).toBe('DONE');
+    expect(await transactions(a)).toHaveLength(1);
+  });
+
   it.each(['request', 'answer'] as const)('sends the same bytes again after a broadcast lost (its %s), and the payout is paid once', async (how) => {
     const to = destination();
     const uuid = await ask(7, to);
@@ -231,7 +257,7 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(node.tokenBalance(wallet.address)).toBe(1_000_000_000n - 7_000_000n);
   });
 
-  it('rebuilds a transaction that expired unknown to the node only once the solidified time is past its expiration, and pays once', async () => {
+  it('rebuilds a transaction that expired unknown to the node only once the solidified time is past its expiration and it is still unknown UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks later, and pays once', async () => {
     const to = destination();
     const uuid = await ask(9.25, to);
     const round = payer({ expirationSeconds: 60 });
@@ -256,9 +282,19 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(node.broadcasts.length).toBe(broadcasts); // nothing sent once expired
     expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'pending' })]);
 
-    // The solidified block passes its expiration, and the node knows the txID in no block: a new transaction.
+    // The solidified block passes its expiration, and no read of the node knows the txID: seen once, kept.
     node.produceBlocks(1);
     expect(node.solid.timestamp).toBeGreaterThan(expiration);
+    await round.round();
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'pending' })]);
+    // Still unknown everywhere UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks later (not one sooner): a new transaction.
+    node.produceBlocks(UNKNOWN_AGAIN_AFTER_BLOCKS - 1);
+    await round.round();
+    expect(await transactions(uuid)).toHaveLength(1);
+    node.produceBlocks(1);
+    // A payer that has just started (a restart, a take-over) has seen it once only: it waits.
+    await payer({ expirationSeconds: 60 }).round();
+    expect(await transactions(uuid)).toHaveLength(1);
     await round.round();
     const [dropped, rebuilt] = await transactions(uuid);
     expect(dropped).toMatchObject({ tx_hash: first!.tx_hash, state: 'dropped' });
@@ -271,6 +307,7 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     solidify();
     await round.round();
     expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: rebuilt!.tx_hash });
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ state: 'dropped' }), expect.objectContaining({ tx_hash: rebuilt!.tx_hash, state: 'mined' })]);
     expect(await nodeSays('/wallet/gettransactionbyid', first!.tx_hash)).toEqual({});
     expect(node.tokenBalance(to)).toBe(9_250_000n);
     expect(node.tokenBalance(wallet.address)).toBe(1_000_000_000n - 9_250_000n);
@@ -302,6 +339,90 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     await round.round();
     expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: first!.tx_hash });
     expect(node.tokenBalance(to)).toBe(6_500_000n);
+  });
+
+  it("never rebuilds a transaction that backends behind the others do not know yet: the full node's reads 100 blocks behind the head, the solidity node's 120", async () => {
+    const to = destination();
+    const uuid = await ask(9.25, to);
+    const round = payer({ expirationSeconds: 60 });
+    node.produceBlocks(1, { include: false }); // congested: not in the next blocks
+    await round.round();
+    const [first] = await transactions(uuid);
+    const expiration = first!.expires_at!.getTime();
+    // Included in the last block before it expires, then behind every backend that answers transaction reads.
+    while (node.head.timestamp + 3_000 < expiration) node.produceBlocks(1, { include: false });
+    node.lagWalletReads(100);
+    node.lagSolidityReads(120);
+    node.produceBlocks(1);
+    const included = node.head.number;
+    expect(node.head.transactions).toEqual([first!.tx_hash]);
+    // A round every 5 blocks: from the one whose solidified block passes the expiration (19 blocks on) to the
+    // last before the full node's backend reaches the block, no read knows it, for 80 blocks (where one
+    // /wallet/gettransactionbyid used to be enough for a rebuild).
+    const broadcasts = node.broadcasts.length;
+    while (node.head.number < included + 95) {
+      node.produceBlocks(5);
+      await round.round();
+    }
+    node.produceBlocks(4);
+    await round.round();
+    expect(node.solid.number).toBe(included + 80);
+    expect(node.solid.timestamp).toBeGreaterThan(expiration);
+    for (const path of ['/wallet/gettransactionbyid', '/walletsolidity/gettransactionbyid', '/wallet/gettransactioninfobyid', '/walletsolidity/gettransactioninfobyid']) {
+      expect(await nodeSays(path, first!.tx_hash)).toEqual({});
+    }
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'pending' })]);
+    // Then the full node's backend knows it: never rebuilt, nothing sent, while the solidity node's catches up.
+    node.produceBlocks(1);
+    expect(await nodeSays('/wallet/gettransactionbyid', first!.tx_hash)).toMatchObject({ txID: first!.tx_hash });
+    while (node.solid.number - 120 < included) {
+      await round.round();
+      node.produceBlocks(5);
+    }
+    expect(node.broadcasts.length).toBe(broadcasts);
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'pending' })]);
+    await round.round();
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: first!.tx_hash });
+    expect(node.tokenBalance(to)).toBe(9_250_000n);
+    expect(node.tokenBalance(wallet.address)).toBe(1_000_000_000n - 9_250_000n);
+  });
+
+  it("never rebuilds again once a dropped transaction turns up in a block: backends further behind than the margin fooled the rule once, and the error is the operator's", async () => {
+    const to = destination();
+    const uuid = await ask(9.25, to);
+    const round = payer({ expirationSeconds: 60 });
+    node.produceBlocks(1, { include: false });
+    await round.round();
+    const [first] = await transactions(uuid);
+    const expiration = first!.expires_at!.getTime();
+    // Included before it expires, and every transaction read answered by backends 400 blocks behind: more
+    // than the rule's margin (what it cannot tell from a transaction that never was).
+    while (node.head.timestamp + 3_000 < expiration) node.produceBlocks(1, { include: false });
+    node.lagWalletReads(400);
+    node.lagSolidityReads(400);
+    node.produceBlocks(1);
+    while (node.solid.timestamp <= expiration) node.produceBlocks(1);
+    await round.round();
+    node.produceBlocks(UNKNOWN_AGAIN_AFTER_BLOCKS);
+    node.loseNextBroadcast('dropped'); // the rebuilt one is lost: never included
+    await round.round();
+    const [dropped, rebuilt] = await transactions(uuid);
+    expect(dropped).toMatchObject({ tx_hash: first!.tx_hash, state: 'dropped' });
+    const rebuiltExpiration = rebuilt!.expires_at!.getTime();
+
+    // The backends catch up: the dropped one is in a block. The rebuilt one expires unknown, yet nothing is rebuilt again.
+    node.lagWalletReads(0);
+    node.lagSolidityReads(0);
+    while (node.solid.timestamp <= rebuiltExpiration) node.produceBlocks(1);
+    await round.round();
+    node.produceBlocks(UNKNOWN_AGAIN_AFTER_BLOCKS);
+    await round.round();
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ state: 'dropped' }), expect.objectContaining({ tx_hash: rebuilt!.tx_hash, state: 'pending' })]);
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(
+      expect.objectContaining({ level: 'error', withdrawal: uuid, txId: first!.tx_hash, message: 'a dropped payout transaction is known to the node: nothing is rebuilt, left for the operator' }),
+    );
+    expect(node.tokenBalance(to)).toBe(9_250_000n);
+    expect(await read(uuid)).toMatchObject({ status: 'PENDING', stage: 'sent' });
   });
 
   it.each([
