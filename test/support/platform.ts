@@ -14,6 +14,8 @@ import type { MerchantCredentials } from '../../src/server/merchants/secrets.js'
 import type { Clock } from '../../src/server/shared/time.js';
 import type { Network } from '../../src/server/shared/network.js';
 import { sandboxDeposit } from '../../src/server/orders/sandbox-deposits.js';
+import { changePolicy } from '../../src/server/withdrawals/policy.js';
+import { hdVectors } from '../fixtures/vectors.js';
 import { contractCheckingFetch, contractViolations } from './contract.js';
 import { databaseUrl, migratedPglite, onServer, pgliteDump, postgresTemplate, type Schema } from './database-templates.js';
 
@@ -157,4 +159,15 @@ export async function startTestPlatform(
       rmSync(config.dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A live platform (payouts on chain are live mode's only: a sandbox's balances are made up and it refuses
+ * a payout key), its test merchant allowed withdrawals through the API as the operator allows them.
+ */
+export async function livePlatform(kind: DatabaseKind, env: Record<string, string>): Promise<TestPlatform> {
+  const live = { PARTNER_API_MODE: 'live', PUBLIC_URL: 'https://pay.partner.example', TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub };
+  const t = await startTestPlatform(kind, { env: { ...live, ...env } });
+  await changePolicy(t.db, t.merchant.merchantId, { enabled: true });
+  return t;
 }

@@ -15,7 +15,7 @@ import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import { isExecutionReverted, type EthereumNode, type Receipt } from './ethereum-node.js';
 import { replacementFees, signedGasLimit, signErc20Transfer } from './ethereum.js';
 import type { HotWallet } from './hot-wallet.js';
-import { highestNonce, markBroadcast, recordIntent, type PayoutTransaction, type SentPayout } from './payout-store.js';
+import { highestNonce, recordIntent, type PayoutTransaction, type SentPayout } from './payout-store.js';
 import { queuedWithdrawals } from '../withdrawals/payout-queue.js';
 import { provesTransfer } from './transfer-proof.js';
 import { BATCH, PayoutJob, type PayoutJobOptions } from './payout-job.js';
@@ -164,15 +164,8 @@ export class EthereumPayer extends PayoutJob {
     this.log('error', withdrawal, { txId: transaction.tx_hash }, `payout mined without its transfer (${what}): left for the operator`);
   }
 
-  /** Sends the signed bytes again (after a crash, a node that lost them, a reorg that took them away). */
-  private async broadcast(withdrawal: WithdrawalRow, transaction: PayoutTransaction): Promise<void> {
-    try {
-      const result = await this.options.node.broadcast(transaction.raw!);
-      if (transaction.broadcast_at === null) await this.write((tx) => markBroadcast(tx, transaction.id));
-      if (result === 'sent' && transaction.broadcast_at === null) this.log('info', withdrawal, { txId: transaction.tx_hash, nonce: transaction.nonce?.toString() }, 'payout broadcast');
-    } catch (error) {
-      this.log('warn', withdrawal, { txId: transaction.tx_hash, err: (error as Error).message }, 'payout broadcast refused; sent again next round');
-    }
+  protected send(raw: string): Promise<string> {
+    return this.options.node.broadcast(raw);
   }
 
   /** A fee bump under the same nonce (10 % at least, and at least today's fees), within the cap, with the original's gas. */

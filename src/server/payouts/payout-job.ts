@@ -11,7 +11,7 @@ import { moveWithdrawal, type WithdrawalMove } from '../withdrawals/settlement.j
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import type { HotWallet } from './hot-wallet.js';
 import type { PayoutGauges } from './payout-gauges.js';
-import { markTransaction, sentPayouts, type PayoutTransaction, type PayoutTransactionState, type SentPayout } from './payout-store.js';
+import { markBroadcast, markTransaction, sentPayouts, type PayoutTransaction, type PayoutTransactionState, type SentPayout } from './payout-store.js';
 
 export interface PayoutJobOptions {
   db: Database;
@@ -70,6 +70,27 @@ export abstract class PayoutJob {
       }
     }
     return { sent, results };
+  }
+
+  /** The network's broadcast of signed bytes: 'sent' when the node took them now; throws when refused. */
+  protected abstract send(raw: string): Promise<string>;
+
+  /**
+   * Sends a payout's signed bytes (again: after a crash, a lost answer, a node that dropped them, a reorg
+   * that took them away). A node's refusal is logged and tried again next round; a write refused (the
+   * lease lost) ends the round.
+   */
+  protected async broadcast(withdrawal: WithdrawalRow, transaction: PayoutTransaction): Promise<void> {
+    let result: string;
+    try {
+      result = await this.send(transaction.raw!);
+    } catch (error) {
+      this.log('warn', withdrawal, { txId: transaction.tx_hash, err: (error as Error).message }, 'payout broadcast refused; sent again next round');
+      return;
+    }
+    if (transaction.broadcast_at !== null) return;
+    await this.write((tx) => markBroadcast(tx, transaction.id));
+    if (result === 'sent') this.log('info', withdrawal, { txId: transaction.tx_hash, ...(transaction.nonce !== null ? { nonce: transaction.nonce.toString() } : {}) }, 'payout broadcast');
   }
 
   /** Writes under the round's fence, in one database transaction. */

@@ -17,12 +17,11 @@
 // write of a round proves the job's lease (payout-job.ts), and a round that outlived it writes nothing.
 // The chain alone makes a withdrawal DONE: a solidified transaction whose receipt says SUCCESS and whose
 // logs hold the token's Transfer from the hot wallet to the destination for the exact amount.
-import { LeaseLostError } from '../db/fence.js';
 import { formatDecimalUnits } from '../shared/money.js';
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import { PayoutRequestError } from './errors.js';
 import type { HotWallet } from './hot-wallet.js';
-import { markBroadcast, recordIntent, type PayoutTransaction, type SentPayout } from './payout-store.js';
+import { recordIntent, type PayoutTransaction, type SentPayout } from './payout-store.js';
 import { queuedWithdrawals } from '../withdrawals/payout-queue.js';
 import { BATCH, markAll, PayoutJob, type Mark, type PayoutJobOptions } from './payout-job.js';
 import { decodeTokenTransfer, provesTransfer, type ChainLog } from './transfer-proof.js';
@@ -175,19 +174,8 @@ export class TronPayer extends PayoutJob {
     this.log('error', withdrawal, { txId: transaction.tx_hash }, `payout solidified without its transfer (${what}): left for the operator`);
   }
 
-  /** Sends the signed bytes (again: after a crash, a lost answer, a node that dropped them). */
-  private async broadcast(withdrawal: WithdrawalRow, transaction: PayoutTransaction): Promise<void> {
-    try {
-      const result = await this.options.node.broadcast(transaction.raw!);
-      if (transaction.broadcast_at === null) {
-        await this.write((tx) => markBroadcast(tx, transaction.id));
-        if (result === 'sent') this.log('info', withdrawal, { txId: transaction.tx_hash }, 'payout broadcast');
-      }
-    } catch (error) {
-      // The lease was taken over: the round ends here (the bytes sent were written first, so that is harmless).
-      if (error instanceof LeaseLostError) throw error;
-      this.log('warn', withdrawal, { txId: transaction.tx_hash, err: (error as Error).message }, 'payout broadcast failed; sent again next round');
-    }
+  protected send(raw: string): Promise<string> {
+    return this.options.node.broadcast(raw);
   }
 
   /**

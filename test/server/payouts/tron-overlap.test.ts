@@ -27,7 +27,7 @@ import { loadHotWallet, type HotWallet } from '../../../src/server/payouts/hot-w
 import { TronNode } from '../../../src/server/payouts/tron-node.js';
 import { TronPayer, UNKNOWN_AGAIN_AFTER_BLOCKS } from '../../../src/server/payouts/tron-payer.js';
 import { keyLeaks } from '../../support/key-leak.js';
-import { startTestPlatform, TEST_DATABASE_URL, type TestPlatform } from '../../support/platform.js';
+import { livePlatform, TEST_DATABASE_URL, type TestPlatform } from '../../support/platform.js';
 import { until } from '../../support/processes.js';
 import { startTronNode, type TronNode as StandIn } from '../../support/tron-node.js';
 
@@ -56,7 +56,7 @@ describe.skipIf(!TEST_DATABASE_URL)('two Tron payers whose rounds overlap, on Po
     node.setTokenBalance(wallet.address, 1_000_000_000n);
     node.setTrxBalance(wallet.address, 1_000_000_000n);
     node.produceBlocks(SOLID_LAG + 1);
-    t = await startTestPlatform('postgres', { env: { TRON_PAYOUT_KEY_FILE: keyFile } });
+    t = await livePlatform('postgres', { TRON_PAYOUT_KEY_FILE: keyFile });
     // The second instance's own connections to the same database.
     other = await openPostgres(t.databaseUrl!);
     await t.fund('Tron', 100_000_000n);

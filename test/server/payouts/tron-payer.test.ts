@@ -21,9 +21,7 @@ import { signTrc20Transfer } from '../../../src/server/payouts/tron.js';
 import { TronNode } from '../../../src/server/payouts/tron-node.js';
 import { TronPayer, UNKNOWN_AGAIN_AFTER_BLOCKS, type TronPayerOptions } from '../../../src/server/payouts/tron-payer.js';
 import { keyLeaks } from '../../support/key-leak.js';
-import { DATABASES, startTestPlatform, type DatabaseKind, type TestPlatform } from '../../support/platform.js';
-import { hdVectors } from '../../fixtures/vectors.js';
-import { changePolicy } from '../../../src/server/withdrawals/policy.js';
+import { DATABASES, livePlatform, type TestPlatform } from '../../support/platform.js';
 import { startTronNode, TRANSFER_ENERGY, type TronNode as StandIn } from '../../support/tron-node.js';
 
 const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
@@ -31,17 +29,6 @@ const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 const FEE_LIMIT = 100_000_000;
 const SOLID_LAG = 19;
 const JSON_TYPE = { 'Content-Type': 'application/json' };
-
-/**
- * A live platform (payouts on chain are live mode's only: a sandbox's balances are made up), its test
- * merchant allowed withdrawals through the API as the operator allows them.
- */
-async function livePlatform(kind: DatabaseKind, env: Record<string, string>): Promise<TestPlatform> {
-  const live = { PARTNER_API_MODE: 'live', PUBLIC_URL: 'https://pay.partner.example', TRON_XPUB: hdVectors.wallets[1]!.Tron.xpub, ETHEREUM_XPUB: hdVectors.wallets[1]!.Ethereum.xpub };
-  const t = await startTestPlatform(kind, { env: { ...live, ...env } });
-  await changePolicy(t.db, t.merchant.merchantId, { enabled: true });
-  return t;
-}
 
 interface PayoutRow {
   tx_hash: string;
