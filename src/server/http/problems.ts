@@ -35,6 +35,7 @@ const TITLES: Record<AnyProblemCode, string> = {
   insufficient_balance: 'Insufficient balance',
   daily_limit_exceeded: 'Daily limit exceeded',
   withdrawals_disabled: 'Withdrawals disabled',
+  network_halted: 'Network halted',
 };
 
 /**

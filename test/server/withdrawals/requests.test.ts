@@ -53,7 +53,7 @@ describe.each(DATABASES)('withdrawals through the API on %s', (kind) => {
 
   it('shows a new merchant a zero balance on each network, then what its orders received', async () => {
     const merchant = await t.createMerchant('balances');
-    const zero = { currency: 'USDT', available: 0, held: 0, received: 0, withdrawn: 0 };
+    const zero = { currency: 'USDT', available: 0, held: 0, received: 0, withdrawn: 0, owed: 0 };
     expect((await t.client(merchant).GET('/partner/v1/platforms/balances')).data).toEqual({
       data: [{ blockchain: 'Tron', ...zero }, { blockchain: 'Ethereum', ...zero }],
     });
