@@ -10,6 +10,7 @@ import type { Clock } from '../shared/time.js';
 import { networkHalt, resumeNetwork } from './halt.js';
 import { ChainScanner, rangeEnd } from './scanner.js';
 import { acceptedTransfers } from './transfer-logs.js';
+import { failWhileOwed } from '../withdrawals/settlement.js';
 
 /** A halted network that cannot be searched for its removed deposits (no RPC URL): nothing is resumed. */
 export class ResumeError extends Error {}
@@ -26,9 +27,14 @@ export interface Resumed {
   /** Deposits of replaced blocks that the new chain holds again (kept as they are). */
   foundAgain: number;
   reversals: Reversal[];
-  /** Merchants whose balance on the network did not cover the reversals: what they owe now. */
+  /** Withdrawals on the network not sent yet that were failed to pay what reversals took beyond the available balance. */
+  failedWithdrawals: { uuid: string; merchantId: string; amount: bigint }[];
+  /** Merchants whose balance on the network still does not cover the reversals: what they owe now. */
   owed: Owed[];
 }
+
+/** The failure reason of a withdrawal failed to pay back a reversal: the merchant reads it. */
+const OWED_REASON = 'A deposit this withdrawal drew on was reversed: a chain reorganisation removed it from the chain.';
 
 /** The identity of a transfer to an order's address, as a deposit of a replaced block is looked for on the new chain. */
 const identity = (txHash: string, address: string, ordinal: number, amount: bigint) => `${txHash}/${address}/${ordinal}/${amount}`;
@@ -74,7 +80,8 @@ async function foundAgain(scanner: ChainScanner, tokenContract: string, maxBlock
 /**
  * Resumes a network (halt.ts's resumeNetwork, `fromBlock` as there). A halted one is first searched: the
  * deposits of replaced blocks that its confirmed chain does not hold again are reversed in the same
- * transaction as the resume. Found later on the chain (re-mined above the confirmed head), such a
+ * transaction as the resume; where a reversal takes more than the available balance, the merchant's
+ * withdrawals on the network not sent yet are failed, newest first, while it owes (docs/decisions.md). Found later on the chain (re-mined above the confirmed head), such a
  * transfer is credited anew by the scan. Undefined when the network was never scanned.
  */
 export async function resumeAfterReorg(deps: { db: Database; config: Config; now: Clock }, network: Network, fromBlock?: bigint): Promise<Resumed | undefined> {
@@ -94,7 +101,11 @@ export async function resumeAfterReorg(deps: { db: Database; config: Config; now
     const resumed = await resumeNetwork(tx, network, fromBlock);
     if (!resumed) return undefined;
     const reversals = await reverseDeposits(tx, network, removed, new Date(now()));
+    const failedWithdrawals: Resumed['failedWithdrawals'] = [];
+    for (const { merchantId } of reversals.length > 0 ? await owedBalances(tx, network) : []) {
+      for (const w of await failWhileOwed(tx, merchantId, network, OWED_REASON)) failedWithdrawals.push({ uuid: w.uuid, merchantId, amount: w.amount_units + w.fee_units });
+    }
     const owed = reversals.length > 0 ? await owedBalances(tx, network) : [];
-    return { ...resumed, foundAgain: kept, reversals, owed };
+    return { ...resumed, foundAgain: kept, reversals, failedWithdrawals, owed };
   });
 }

@@ -29,12 +29,14 @@ export async function chainResumeCommand(platform: Platform, flags: Flags): Prom
   });
   if (!resumed) throw new RefusedError(`${network} has never been scanned: nothing to resume`);
   const reversals = resumed.reversals.map((r) => ({ depositId: String(r.depositId), orderUuid: r.orderUuid, amount: String(r.amount), receivedAmount: String(r.receivedAmount) }));
+  const failed = resumed.failedWithdrawals.map((w) => ({ uuid: w.uuid, merchantId: w.merchantId, released: String(w.amount) }));
   const owed = resumed.owed.map((o) => ({ merchantId: o.merchantId, owed: String(o.owed) }));
-  const value = { network, wasHalted: resumed.wasHalted, haltReason: resumed.reason, nextBlock: String(resumed.nextBlock), foundAgain: resumed.foundAgain, reversed: reversals, owed };
+  const value = { network, wasHalted: resumed.wasHalted, haltReason: resumed.reason, nextBlock: String(resumed.nextBlock), foundAgain: resumed.foundAgain, reversed: reversals, failedWithdrawals: failed, owed };
   const text =
     `${network}: ${resumed.wasHalted ? `resumed (it was halted: ${resumed.reason})` : 'was not halted'}; the scan continues at block ${resumed.nextBlock}` +
     (resumed.wasHalted ? `\n  deposits of replaced blocks: ${resumed.foundAgain} found again on the chain, ${reversals.length} reversed` : '') +
     resumed.reversals.map((r) => `\n  reversed deposit ${r.depositId}: ${formatDecimalUnits(r.amount)} USDT of order ${r.orderUuid} (receivedAmount now ${r.receivedAmount})`).join('') +
+    resumed.failedWithdrawals.map((w) => `\n  failed withdrawal ${w.uuid} of merchant ${w.merchantId}: its ${formatDecimalUnits(w.amount)} USDT released to pay a reversal`).join('') +
     resumed.owed.map((o) => `\n  merchant ${o.merchantId} owes ${formatDecimalUnits(o.owed)} USDT on ${network}: its next deposits pay it first`).join('');
   return { value, text };
 }
