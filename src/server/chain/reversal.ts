@@ -40,33 +40,38 @@ const OWED_REASON = 'A deposit this withdrawal drew on was reversed: a chain reo
 const identity = (txHash: string, address: string, ordinal: number, amount: bigint) => `${txHash}/${address}/${ordinal}/${amount}`;
 
 /**
- * The standing deposits credited from blocks the node no longer has. The credited blocks are walked
- * newest first and each compared with the node's block at its height; the first one still there ends the
- * walk, since a block's hash seals every block below it.
+ * The standing deposits credited from blocks the node no longer has, and the block after the newest
+ * credited block still there (undefined: none is). The credited blocks are walked newest first and each
+ * compared with the node's block at its height; the first one still there ends the walk, since a block's
+ * hash seals every block below it.
  */
-async function replacedDeposits(scanner: ChainScanner, db: Database, network: Network): Promise<CreditedDeposit[]> {
+async function replacedDeposits(scanner: ChainScanner, db: Database, network: Network): Promise<{ deposits: CreditedDeposit[]; above: bigint | undefined }> {
   const replaced: CreditedBlock[] = [];
+  const found = async (above: bigint | undefined) => ({ deposits: await depositsOfBlocks(db, network, replaced.map((b) => b.hash)), above });
   let below = TOP;
   for (;;) {
     const blocks = await creditedBlocksBelow(db, network, below, WALK_BATCH);
     for (const block of blocks) {
-      if ((await scanner.requireBlock(block.number, 'a block deposits were credited from')).hash === block.hash) return depositsOfBlocks(db, network, replaced.map((b) => b.hash));
+      if ((await scanner.requireBlock(block.number, 'a block deposits were credited from')).hash === block.hash) return found(block.number + 1n);
       replaced.push(block);
     }
-    if (blocks.length < WALK_BATCH) return depositsOfBlocks(db, network, replaced.map((b) => b.hash));
+    if (blocks.length < WALK_BATCH) return found(undefined);
     below = blocks.at(-1)!.number;
   }
 }
 
-/** Which of these deposits the node's chain holds, up to its confirmed head: the same transfer, re-mined anywhere from the lowest replaced block. */
-async function foundAgain(scanner: ChainScanner, tokenContract: string, maxBlockRange: number, deposits: readonly CreditedDeposit[]): Promise<Set<bigint>> {
+/**
+ * Which of these deposits the node's chain holds, from `start` up to its confirmed head: the same
+ * transfer (transaction, address, n-th transfer to it, amount), re-mined anywhere after the fork,
+ * earlier than its old block too.
+ */
+async function foundAgain(scanner: ChainScanner, tokenContract: string, maxBlockRange: number, deposits: readonly CreditedDeposit[], start: bigint): Promise<Set<bigint>> {
   const found = new Set<bigint>();
   if (deposits.length === 0) return found;
   const addresses = [...new Set(deposits.map((d) => d.address))];
   const topics = new Set(addresses.map((a) => scanner.topic(a)));
   const head = await scanner.confirmedHead();
   const seen = new Set<string>();
-  const start = deposits.reduce((low, d) => (d.blockNumber < low ? d.blockNumber : low), deposits[0]!.blockNumber);
   for (let from = start; from <= head; from += BigInt(maxBlockRange)) {
     const to = rangeEnd(from, head, maxBlockRange);
     const logs = await scanner.logs(from, to, addresses);
@@ -75,6 +80,17 @@ async function foundAgain(scanner: ChainScanner, tokenContract: string, maxBlock
   }
   for (const d of deposits) if (seen.has(identity(d.txHash, d.address, d.ordinal, d.amount))) found.add(d.id);
   return found;
+}
+
+/**
+ * Where the search for the replaced deposits starts: the fork is above the newest credited block still
+ * on the chain and at or below the operator's `--from-block` (the first replaced block); never above the
+ * lowest replaced deposit's block.
+ */
+function searchStart(deposits: readonly CreditedDeposit[], above: bigint | undefined, fromBlock: bigint | undefined): bigint {
+  const lowest = deposits.reduce((low, d) => (d.blockNumber < low ? d.blockNumber : low), TOP);
+  const start = fromBlock ?? above ?? lowest;
+  return start < lowest ? start : lowest;
 }
 
 /**
@@ -92,8 +108,8 @@ export async function resumeAfterReorg(deps: { db: Database; config: Config; now
     const { chain, confirmations } = config.networks[network];
     if (!chain) throw new ResumeError(`no ${network.toUpperCase()}_RPC_URL: the deposits of the replaced blocks cannot be looked for on the chain; nothing was resumed`);
     const scanner = new ChainScanner({ network, chain, confirmations, watchWindowSeconds: config.watchWindowSeconds, db, now });
-    const deposits = await replacedDeposits(scanner, db, network);
-    const found = await foundAgain(scanner, chain.tokenContract, chain.maxBlockRange, deposits);
+    const { deposits, above } = await replacedDeposits(scanner, db, network);
+    const found = await foundAgain(scanner, chain.tokenContract, chain.maxBlockRange, deposits, searchStart(deposits, above, fromBlock));
     removed = deposits.filter((d) => !found.has(d.id)).map((d) => d.id);
     kept = found.size;
   }
