@@ -2,21 +2,25 @@
 // takes no withdrawal (503 network_halted, nothing changed); the operator's resume reverses the deposits
 // the reorg removed, once each, and the books agree: one merchant's balance covers its reversal, another's
 // does not (its withdrawal not yet sent is failed, the rest is owed and paid first by its next deposit).
+// Tron's payer waits the same way, against the stand-in of its node.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sha256 } from '@noble/hashes/sha2.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Withdrawal, WithdrawalProblem } from '../../../src/client/index.js';
-import { networkHalt } from '../../../src/server/chain/halt.js';
+import { toTronAddress } from '../../../src/server/addresses/derivation.js';
+import { halt, networkHalt, resumeNetwork } from '../../../src/server/chain/halt.js';
 import { ChainScanner } from '../../../src/server/chain/scanner.js';
 import { chainResumeCommand } from '../../../src/server/cli/chain-commands.js';
 import { checkLedger } from '../../../src/server/ledger/ledger.js';
-import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { HotWallet, loadHotWallet } from '../../../src/server/payouts/hot-wallet.js';
 import { startChain, type Chain, type Hex, type Token } from '../../support/chain.js';
 import { liveEthereumEnv } from '../../support/live-env.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
+import { startTronNode, type TronNode as StandIn } from '../../support/tron-node.js';
 import { orderRequest } from '../../fixtures/orders.js';
 
 const CONFIRMATIONS = 2;
@@ -179,4 +183,51 @@ describe.each(DATABASES)('a network halted after a deep reorg, on %s', (kind) =>
     expect(await checkLedger(t.db)).toMatchObject({ problems: [] });
     expect(t.errorLogs().filter((line) => !line.includes('HALTED') && !line.includes('deep reorg'))).toEqual([]);
   }, 120_000);
+});
+
+describe("Tron's payer while Tron is halted (the stand-in node)", () => {
+  let t: TestPlatform | undefined;
+  let node: StandIn | undefined;
+  let receiver: Receiver | undefined;
+  let dir: string | undefined;
+  afterAll(async () => {
+    await t?.close();
+    await receiver?.close();
+    await node?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sends nothing while halted, the queued withdrawal stays queued; once resumed it is sent', async () => {
+    const token = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'; // the default: USDT_CONTRACTS.Tron
+    node = await startTronNode({ token });
+    dir = mkdtempSync(join(tmpdir(), 'halt-tron-'));
+    const keyFile = join(dir, 'tron-payout.key');
+    writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+    chmodSync(keyFile, 0o600);
+    const wallet = await loadHotWallet('Tron', keyFile);
+    node.setTokenBalance(wallet.address, 50_000_000n);
+    node.setTrxBalance(wallet.address, 500_000_000n);
+    node.produceBlocks(20);
+    t = await startTestPlatform(DATABASES[0]!, { env: { TRON_API_URL: node.url, TRON_PAYOUT_KEY_FILE: keyFile, ALLOW_PRIVATE_CALLBACKS: 'true' } });
+    // Funded through an order whose callbacks go to a receiver on loopback: the jobs' dispatcher delivers them.
+    receiver = await startReceiver();
+    const funding = (await t.client().POST('/partner/v1/platforms/orders', { body: orderRequest('tron-funding', { callbackUrl: `${receiver.url}/deposits` }) })).data!;
+    expect((await t.signed('POST', `/sandbox/v1/orders/${funding.uuid}/deposits`, { body: '{"amount":30000000}', headers: JSON_TYPE })).status).toBe(201);
+    const to = toTronAddress(sha256(new TextEncoder().encode(`halted destination ${Date.now()}`)).subarray(0, 20));
+    const body = JSON.stringify({ externalId: 'tron-halted-1', blockchain: 'Tron', currency: 'USDT', amount: 10, destinationAddress: to });
+    const created = (await (await t.signed('POST', '/partner/v1/platforms/withdrawals', { body, headers: JSON_TYPE })).json()) as Withdrawal;
+    // Halted after it was queued (a scan position of Tron's, as the scanner keeps it), before the payer starts.
+    await t.db.query("INSERT INTO chain_cursors (network, next_block) VALUES ('Tron', 1)");
+    await halt(t.db, 'Tron', new Date(), 'a reorg deeper than 20 confirmations');
+    await t.platform.startJobs();
+    await sleep(7_000); // two rounds of Tron's payer at least (every 3 s)
+    const read = async () => (await t!.client().GET('/partner/v1/platforms/withdrawals/{uuid}', { params: { path: { uuid: created.uuid } } })).data!;
+    expect(await read()).toMatchObject({ status: 'PENDING', stage: 'queued' });
+    expect(node.broadcasts).toEqual([]);
+    expect(await t.count('payout_transactions')).toBe(0);
+    expect(t.logs().filter((line) => line.includes('paying Tron withdrawals waits'))).toHaveLength(1);
+    await resumeNetwork(t.db, 'Tron');
+    await expect.poll(async () => (await read()).stage, { timeout: 20_000, interval: 200 }).toBe('sent');
+    expect(node.broadcasts.length).toBeGreaterThan(0);
+  }, 60_000);
 });
