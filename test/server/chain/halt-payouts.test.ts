@@ -37,6 +37,8 @@ describe.each(DATABASES)('a network halted after a deep reorg, on %s', (kind) =>
   let t: TestPlatform;
   let other: Awaited<ReturnType<TestPlatform['createMerchant']>>;
   let sender: Hex;
+  /** Pays the transfers the reorg removes: its nonces are not taken again on the new chain. */
+  let victimSender: Hex;
 
   beforeAll(async () => {
     chain = await startChain();
@@ -50,7 +52,8 @@ describe.each(DATABASES)('a network halted after a deep reorg, on %s', (kind) =>
     const wallet = new HotWallet('Ethereum', Buffer.from(keyHex, 'hex'));
     await chain.setBalance(wallet.address, 10n ** 19n);
     sender = chain.accounts[1]!;
-    await token.distribute([wallet.address, sender], 10_000n * USDT);
+    victimSender = chain.accounts[2]!;
+    await token.distribute([wallet.address, sender, victimSender], 10_000n * USDT);
     const env = {
       ...liveEthereumEnv({ rpcUrl: chain.rpcUrl, token: token.address, confirmations: CONFIRMATIONS, startBlock: await chain.blockNumber() }),
       ETHEREUM_PAYOUT_KEY_FILE: keyFile,
@@ -96,8 +99,9 @@ describe.each(DATABASES)('a network halted after a deep reorg, on %s', (kind) =>
     const snapshot = await chain.snapshot();
     const forkParent = await chain.blockNumber();
     // After it: 777 USDT to the first merchant, 500 to the other; both confirmed and credited.
-    await token.transfer(sender, victim.address.toLowerCase(), 777n * USDT);
-    await token.transfer(sender, otherVictim.address.toLowerCase(), 500n * USDT);
+    const removed = await token.transfer(victimSender, victim.address.toLowerCase(), 777n * USDT);
+    const raw = await chain.rpc<Hex>('eth_getRawTransactionByHash', [removed]);
+    await token.transfer(victimSender, otherVictim.address.toLowerCase(), 500n * USDT);
     await chain.mine(CONFIRMATIONS + 1);
     await scanAll();
     expect(await balance()).toMatchObject({ available: 1_077_000_000, received: 1_077_000_000, owed: 0 });
@@ -180,6 +184,16 @@ describe.each(DATABASES)('a network halted after a deep reorg, on %s', (kind) =>
     expect(await balance(other)).toMatchObject({ available: 0, received: 120_000_000 });
     expect((await withdraw('other-after', 1, other)).body).toMatchObject({ code: 'insufficient_balance', available: 0 });
     expect(await readOrder(victim.uuid)).toMatchObject({ receivedAmount: 0 }); // the rescan from the fork credits nothing removed
+
+    // The removed 777 mined again later, on the new chain: a reversed deposit is no longer credited, so it is credited anew, once.
+    await chain.rpc('eth_sendRawTransaction', [raw]);
+    await chain.mine(CONFIRMATIONS + 1);
+    await expect.poll(async () => (await readOrder(victim.uuid)).receivedAmount, { timeout: 20_000, interval: 300 }).toBe(777_000_000);
+    expect(await balance()).toEqual({ blockchain: 'Ethereum', currency: 'USDT', available: 877_000_000, held: 0, received: 1_077_000_000, withdrawn: 200_000_000, owed: 0 });
+    await chain.mine(3);
+    await sleep(1_500); // more scans: not credited twice
+    expect(await t.count(`deposits WHERE order_uuid = '${victim.uuid}'`)).toBe(2); // the reversed one and the new one
+    expect((await readOrder(victim.uuid)).receivedAmount).toBe(777_000_000);
     expect(await checkLedger(t.db)).toMatchObject({ problems: [] });
     expect(t.errorLogs().filter((line) => !line.includes('HALTED') && !line.includes('deep reorg'))).toEqual([]);
   }, 120_000);
