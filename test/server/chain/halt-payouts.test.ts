@@ -147,7 +147,12 @@ describe.each(DATABASES)('a network halted after a deep reorg, on %s', (kind) =>
     expect(waits()).toBe(1); // said once, not every round
 
     // The operator resumes from the first replaced block: both removed deposits are reversed.
-    const resumed = (await chainResumeCommand(t.platform, { blockchain: 'ethereum', 'from-block': String(forkParent + 1n) })).value as Record<string, unknown>;
+    const command = await chainResumeCommand(t.platform, { blockchain: 'ethereum', 'from-block': String(forkParent + 1n) });
+    const resumed = command.value as Record<string, unknown>;
+    expect(command.text).toMatch(/deposits of replaced blocks: 0 found again on the chain, 2 reversed/);
+    expect(command.text).toContain(`reversed deposit`);
+    expect(command.text).toContain(`777 USDT of order ${victim.uuid} (receivedAmount now 0)`);
+    expect(command.text).toContain(`merchant ${other.merchantId} owes 300 USDT on Ethereum: its next deposits pay it first`);
     expect(resumed).toMatchObject({ wasHalted: true, foundAgain: 0, nextBlock: String(forkParent + 1n) });
     expect((resumed.reversed as { orderUuid: string; amount: string }[]).map((r) => [r.orderUuid, r.amount]).sort()).toEqual(
       [[victim.uuid, '777000000'], [otherVictim.uuid, '500000000']].sort(),
