@@ -4,7 +4,7 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { owedBalances, type Owed } from '../ledger/ledger.js';
-import { creditedBlocksBelow, depositsOfBlocks, reverseDeposits, type CreditedBlock, type CreditedDeposit, type Reversal } from '../orders/deposits.js';
+import { creditedBlocks, depositsOfBlocks, reverseDeposits, type CreditedBlock, type CreditedDeposit, type Reversal } from '../orders/deposits.js';
 import type { Network } from '../shared/network.js';
 import type { Clock } from '../shared/time.js';
 import { networkHalt, resumeNetwork } from './halt.js';
@@ -17,7 +17,7 @@ export class ResumeError extends Error {}
 
 /** Credited blocks read at a time, newest first, in the walk down to the chain that did not change. */
 const WALK_BATCH = 100;
-/** Above every block number: the walk starts at the newest credited block. */
+/** Above every block number. */
 const TOP = 2n ** 62n;
 
 export interface Resumed {
@@ -48,15 +48,15 @@ const identity = (txHash: string, address: string, ordinal: number, amount: bigi
 async function replacedDeposits(scanner: ChainScanner, db: Database, network: Network): Promise<{ deposits: CreditedDeposit[]; above: bigint | undefined }> {
   const replaced: CreditedBlock[] = [];
   const found = async (above: bigint | undefined) => ({ deposits: await depositsOfBlocks(db, network, replaced.map((b) => b.hash)), above });
-  let below = TOP;
+  let after: CreditedBlock | undefined;
   for (;;) {
-    const blocks = await creditedBlocksBelow(db, network, below, WALK_BATCH);
+    const blocks = await creditedBlocks(db, network, after, WALK_BATCH);
     for (const block of blocks) {
       if ((await scanner.requireBlock(block.number, 'a block deposits were credited from')).hash === block.hash) return found(block.number + 1n);
       replaced.push(block);
     }
     if (blocks.length < WALK_BATCH) return found(undefined);
-    below = blocks.at(-1)!.number;
+    after = blocks.at(-1);
   }
 }
 

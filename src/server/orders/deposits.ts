@@ -131,13 +131,14 @@ export interface CreditedBlock {
   hash: string;
 }
 
-/** The blocks below `below` that standing chain deposits were credited from, newest first, `limit` of them. */
-export async function creditedBlocksBelow(sql: Sql, network: Network, below: bigint, limit: number): Promise<CreditedBlock[]> {
+/** The blocks that standing chain deposits were credited from, newest first (by number, then hash), after `after` in that order; `limit` of them. */
+export async function creditedBlocks(sql: Sql, network: Network, after: CreditedBlock | undefined, limit: number): Promise<CreditedBlock[]> {
   return sql.query<CreditedBlock>(
     `SELECT DISTINCT block_number AS number, block_hash AS hash FROM deposits
-      WHERE network = $1 AND block_number < $2 AND block_hash IS NOT NULL AND source = 'chain' AND reversed_at IS NULL
-      ORDER BY block_number DESC, block_hash LIMIT $3`,
-    [network, below, limit],
+      WHERE network = $1 AND block_hash IS NOT NULL AND source = 'chain' AND reversed_at IS NULL
+        AND ($2::bigint IS NULL OR (block_number, block_hash) < ($2::bigint, $3::text))
+      ORDER BY block_number DESC, block_hash DESC LIMIT $4`,
+    [network, after?.number ?? null, after?.hash ?? null, limit],
   );
 }
 
