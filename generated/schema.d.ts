@@ -78,7 +78,9 @@ export interface paths {
          *     withdrawal created here settles by itself a few seconds later (`DONE`, with a made-up `txId` that no
          *     chain knows), unless the Sandbox helper made it fail first; in live mode the operator enables
          *     withdrawals for your merchant and may set limits, allowed destinations and an amount above which
-         *     each withdrawal waits for approval (`stage` `awaiting_approval`).
+         *     each withdrawal waits for approval (`stage` `awaiting_approval`). While the platform has halted a
+         *     network after a reorg deeper than its confirmations, withdrawals on it are refused with `503`
+         *     (`network_halted`) and nothing is paid on it.
          */
         post: operations["createWithdrawal"];
         delete?: never;
@@ -475,7 +477,8 @@ export interface components {
         };
         /**
          * @description Your balance on one network in one currency, in the currency's smallest unit like order amounts (USDT
-         *     has 6 decimals: `1500000` is 1.5 USDT). `received` − `withdrawn` = `available` + `held`, always.
+         *     has 6 decimals: `1500000` is 1.5 USDT). `received` − `withdrawn` = `available` + `held` − `owed`,
+         *     always.
          */
         Balance: {
             blockchain: components["schemas"]["Blockchain"];
@@ -484,10 +487,12 @@ export interface components {
             available: components["schemas"]["TokenAmount"];
             /** @description What withdrawals in progress (`PENDING`) hold, fees included; released back if one fails. */
             held: components["schemas"]["TokenAmount"];
-            /** @description Every credited deposit to your orders on this network, in total. */
+            /** @description Every credited deposit to your orders on this network, in total, less any deposit reversed after a reorg removed it from the chain. */
             received: components["schemas"]["TokenAmount"];
             /** @description Every `DONE` withdrawal on this network, in total, fees included. */
             withdrawn: components["schemas"]["TokenAmount"];
+            /** @description What reversed deposits took beyond your available balance (a deposit is reversed when a reorg deeper than the confirmations removed it from the chain and the new chain does not hold it). Your next deposits on this network pay it first; while it is above 0, `available` is 0. Almost always 0. */
+            owed: components["schemas"]["TokenAmount"];
         };
         /** @description Your balances, one per network and currency the platform serves (zeros included). */
         BalanceList: {
@@ -810,7 +815,7 @@ export interface components {
             /** @description The order's description as sent in the create request; absent when none was sent. */
             description?: components["schemas"]["OrderDescription"];
         };
-        /** @description Exact sum of the confirmed deposits to the order's address, in the smallest unit. */
+        /** @description Exact sum of the confirmed deposits to the order's address, in the smallest unit. A deposit that a reorg deeper than the confirmations removed from the chain is reversed (rare; no callback says so): it no longer counts here, and the order's `status` stays as it was. */
         ReceivedAmount: components["schemas"]["TokenAmount"];
         /**
          * Format: uri
@@ -943,7 +948,7 @@ export interface components {
          */
         detail: string;
         /**
-         * @description Why a withdrawal was refused (`422`), beside the codes every operation may answer (`ProblemCode`):
+         * @description Why a withdrawal was refused (`422`; `503` for `network_halted`), beside the codes every operation may answer (`ProblemCode`):
          *
          *     | code | meaning |
          *     |---|---|
@@ -951,12 +956,13 @@ export interface components {
          *     | `insufficient_balance` | `amount` + `fee` is more than your `available` balance; `available` says how much is, in the smallest unit |
          *     | `daily_limit_exceeded` | it would take your withdrawals of the last 24 hours past the daily limit the operator set; `available` says how much is left, in the smallest unit |
          *     | `withdrawals_disabled` | withdrawals through the API are not enabled for your merchant (live mode: the operator turns them on) |
+         *     | `network_halted` | (`503`) the platform stopped reading `blockchain` after a reorg deeper than its confirmations, and pays nothing on it until its operator has reviewed and resumed it; send the same request again later (it is idempotent on `externalId`) |
          *
          *     New codes may be added with new refusals: treat an unknown code as a refusal that changed nothing.
          * @example insufficient_balance
          * @enum {string}
          */
-        WithdrawalProblemCode: "validation_failed" | "insufficient_balance" | "daily_limit_exceeded" | "withdrawals_disabled";
+        WithdrawalProblemCode: "validation_failed" | "insufficient_balance" | "daily_limit_exceeded" | "withdrawals_disabled" | "network_halted";
         /** @description For `validation_failed`, one entry per invalid field. */
         errors: components["schemas"]["FieldError"][];
         /**
@@ -1188,6 +1194,22 @@ export interface components {
          *     you (`withdrawals_disabled`).
          */
         WithdrawalRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["WithdrawalProblem"];
+            };
+        };
+        /**
+         * @description The withdrawal was refused and nothing changed: the platform halted `blockchain` after a reorg deeper
+         *     than its confirmations (`network_halted`), and takes no withdrawal on it until its operator has
+         *     reviewed the chain and resumed it. A state of the platform, not of your request: send the same
+         *     request again later (it is idempotent on `externalId`); the other network is not affected.
+         */
+        NetworkHalted: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -1465,6 +1487,7 @@ export type ResponseUnsupportedMediaType = components['responses']['UnsupportedM
 export type ResponseValidationFailed = components['responses']['ValidationFailed'];
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseWithdrawalRefused = components['responses']['WithdrawalRefused'];
+export type ResponseNetworkHalted = components['responses']['NetworkHalted'];
 export type ResponseCursorExpired = components['responses']['CursorExpired'];
 export type ResponseDeliveryInFlight = components['responses']['DeliveryInFlight'];
 export type ResponseNotWatched = components['responses']['NotWatched'];
@@ -1792,6 +1815,7 @@ export interface operations {
             422: components["responses"]["WithdrawalRefused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["NetworkHalted"];
             default: components["responses"]["ProtocolError"];
         };
     };

@@ -40,7 +40,8 @@ export interface PartnerClient extends Client<paths> {
    * Asks for a withdrawal from the balance (`POST /partner/v1/platforms/withdrawals`): the withdrawal,
    * new or the same one again for the same request (idempotent on `externalId`). A refusal throws
    * `WithdrawalRefusedError`, its `problem.code` one of `insufficient_balance` (with `available`),
-   * `daily_limit_exceeded`, `withdrawals_disabled` or `validation_failed`; any other failure (`409`
+   * `daily_limit_exceeded`, `withdrawals_disabled`, `validation_failed` or `network_halted` (`503`: send
+   * the same request again later); any other failure (`409`
    * `external_id_conflict`, `401`, `429`, …) `PartnerApiError`.
    */
   createWithdrawal(request: CreateWithdrawalRequest): Promise<Withdrawal>;

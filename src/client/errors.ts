@@ -39,9 +39,10 @@ function isProblem(body: unknown): body is Problem {
 }
 
 /**
- * A withdrawal refused (`422`) by `createWithdrawal`; nothing changed. `problem.code` says why:
- * `insufficient_balance` and `daily_limit_exceeded` with `available` (smallest units), `withdrawals_disabled`,
- * `validation_failed` with `errors`. Its own class, as its problem is a `WithdrawalProblem`.
+ * A withdrawal refused (`422`, or `503` `network_halted`) by `createWithdrawal`; nothing changed.
+ * `problem.code` says why: `insufficient_balance` and `daily_limit_exceeded` with `available` (smallest
+ * units), `withdrawals_disabled`, `validation_failed` with `errors`, `network_halted` (send the same
+ * request again later). Its own class, as its problem is a `WithdrawalProblem`.
  */
 export class WithdrawalRefusedError extends Error {
   readonly status: number;
@@ -58,6 +59,6 @@ export class WithdrawalRefusedError extends Error {
 
   /** A refusal's body, told from any other failure's. */
   static is(response: Response, body: unknown): body is WithdrawalProblem {
-    return response.status === 422 && isProblem(body);
+    return (response.status === 422 || (response.status === 503 && (body as { code?: unknown } | null)?.code === 'network_halted')) && isProblem(body);
   }
 }

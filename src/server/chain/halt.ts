@@ -23,6 +23,15 @@ export async function haltedNetworks(sql: Sql): Promise<HaltedNetwork[]> {
   return rows.map((r) => ({ network: r.network, haltedAt: r.halted_at, reason: r.halt_reason }));
 }
 
+/**
+ * Whether a network's watch is halted, and since when: while it is, nothing is paid on it and withdrawals
+ * on it are refused (what was credited from the replaced blocks may be in its balances).
+ */
+export async function networkHalt(sql: Sql, network: Network): Promise<HaltedNetwork | undefined> {
+  const [row] = await sql.query<{ halted_at: Date; halt_reason: string }>('SELECT halted_at, halt_reason FROM chain_cursors WHERE network = $1 AND halted_at IS NOT NULL', [network]);
+  return row ? { network, haltedAt: row.halted_at, reason: row.halt_reason } : undefined;
+}
+
 /** A resume that would move the scan position forward past blocks never scanned: their deposits would be lost. */
 export class ScanPositionForwardError extends Error {}
 

@@ -1,7 +1,10 @@
-// The operator's chain commands behind the CLI: `chain resume` after a halt, `deposits rescan` of one order.
+// The operator's chain commands behind the CLI: `chain resume` after a halt (reversing the deposits the reorg removed), `deposits rescan` of one order.
 import { isUuid } from '../shared/uuid.js';
 import type { Platform } from '../platform.js';
-import { ScanPositionForwardError, resumeNetwork } from '../chain/halt.js';
+import { ScanPositionForwardError } from '../chain/halt.js';
+import { NodeBehindError } from '../chain/scanner.js';
+import { ResumeError, resumeAfterReorg } from '../chain/reversal.js';
+import { formatDecimalUnits } from '../shared/money.js';
 import { rescanOrder } from '../chain/rescan.js';
 import { RefusedError, UsageError } from './errors.js';
 import { networkFlag, type Flags } from './flags.js';
@@ -19,12 +22,22 @@ function fromBlockFlag(flags: Flags): bigint | undefined {
 export async function chainResumeCommand(platform: Platform, flags: Flags): Promise<Output> {
   const network = networkFlag(flags, 'blockchain');
   const fromBlock = fromBlockFlag(flags);
-  const resumed = await resumeNetwork(platform.db, network, fromBlock).catch((error: unknown) => {
-    throw error instanceof ScanPositionForwardError ? new RefusedError(error.message) : error;
+  const resumed = await resumeAfterReorg({ db: platform.db, config: platform.config, now: Date.now }, network, fromBlock).catch((error: unknown) => {
+    if (error instanceof ScanPositionForwardError || error instanceof ResumeError) throw new RefusedError(error.message);
+    if (error instanceof NodeBehindError) throw new RefusedError(`${error.message}; nothing was resumed, run the command again`);
+    throw error;
   });
   if (!resumed) throw new RefusedError(`${network} has never been scanned: nothing to resume`);
-  const value = { network, wasHalted: resumed.wasHalted, haltReason: resumed.reason, nextBlock: String(resumed.nextBlock) };
-  const text = `${network}: ${resumed.wasHalted ? `resumed (it was halted: ${resumed.reason})` : 'was not halted'}; the scan continues at block ${resumed.nextBlock}`;
+  const reversals = resumed.reversals.map((r) => ({ depositId: String(r.depositId), orderUuid: r.orderUuid, amount: String(r.amount), receivedAmount: String(r.receivedAmount) }));
+  const failed = resumed.failedWithdrawals.map((w) => ({ uuid: w.uuid, merchantId: w.merchantId, released: String(w.amount) }));
+  const owed = resumed.owed.map((o) => ({ merchantId: o.merchantId, owed: String(o.owed) }));
+  const value = { network, wasHalted: resumed.wasHalted, haltReason: resumed.reason, nextBlock: String(resumed.nextBlock), foundAgain: resumed.foundAgain, reversed: reversals, failedWithdrawals: failed, owed };
+  const text =
+    `${network}: ${resumed.wasHalted ? `resumed (it was halted: ${resumed.reason})` : 'was not halted'}; the scan continues at block ${resumed.nextBlock}` +
+    (resumed.wasHalted ? `\n  deposits of replaced blocks: ${resumed.foundAgain} found again on the chain, ${reversals.length} reversed` : '') +
+    resumed.reversals.map((r) => `\n  reversed deposit ${r.depositId}: ${formatDecimalUnits(r.amount)} USDT of order ${r.orderUuid} (receivedAmount now ${r.receivedAmount})`).join('') +
+    resumed.failedWithdrawals.map((w) => `\n  failed withdrawal ${w.uuid} of merchant ${w.merchantId}: its ${formatDecimalUnits(w.amount)} USDT released to pay a reversal`).join('') +
+    resumed.owed.map((o) => `\n  merchant ${o.merchantId} owes ${formatDecimalUnits(o.owed)} USDT on ${network}: its next deposits pay it first`).join('');
   return { value, text };
 }
 

@@ -207,6 +207,8 @@ function refusalText(refusal: Refusal): string {
       return `over the daily limit of ${formatDecimalUnits(refusal.limit)} USDT (${formatDecimalUnits(refusal.left)} left)`;
     case 'withdrawals_disabled':
       return 'withdrawals through the API are not enabled for this merchant';
+    case 'network_halted':
+      return `the network is halted since ${refusal.haltedAt.toISOString()} after a deep reorg: resume it first (partner-api chain resume)`;
   }
 }
 
@@ -594,7 +596,7 @@ export const COMMANDS: Command[] = [
   },
   {
     words: ['chain', 'resume'],
-    summary: 'resumes crediting on a network halted by a reorg deeper than its confirmations, after review',
+    summary: 'resumes crediting and payouts on a network halted by a reorg deeper than its confirmations, after review; reverses the deposits the reorg removed',
     flags: {
       blockchain: { ...blockchainFlag('the halted network'), required: true },
       'from-block': { value: 'N', description: 'rescan from this block (the first block the reorg replaced)' },

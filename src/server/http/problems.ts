@@ -35,6 +35,7 @@ const TITLES: Record<AnyProblemCode, string> = {
   insufficient_balance: 'Insufficient balance',
   daily_limit_exceeded: 'Daily limit exceeded',
   withdrawals_disabled: 'Withdrawals disabled',
+  network_halted: 'Network halted',
 };
 
 /**
@@ -146,7 +147,8 @@ export function toProblemError(error: FastifyError & { validation?: AjvError[]; 
 
 export function errorHandler(this: unknown, error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
   const problem = toProblemError(error);
-  if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+  // A 5xx thrown on purpose (503 network_halted) is a refusal the platform's state explains, logged where that state is (the halt): not a failure.
+  if (problem.status >= 500 && !(error instanceof ProblemError)) request.log.error({ err: error }, 'request failed');
   return sendProblem(reply, problem);
 }
 

@@ -25,6 +25,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 /** The helper's refusals: its contract (1.0) answers `validation_failed` naming the field, whatever the reason. */
 function sandboxRefusal(refusal: Refusal): ProblemError {
   if (refusal.code === 'validation_failed') return new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: refusal.errors });
+  if (refusal.code === 'network_halted') return invalid('/blockchain', 'is halted after a reorg deeper than its confirmations: no withdrawal is taken on it until the operator resumes it');
   const detail = refusal.code === 'insufficient_balance'
     ? `needs ${formatDecimalUnits(refusal.needed)} USDT with the fee, more than the ${formatDecimalUnits(refusal.available)} USDT available: simulate a deposit first`
     : 'is refused by the withdrawal policy';

@@ -39,6 +39,9 @@ export function refusalProblem(refusal: Refusal, network: string): ProblemError 
       return new ProblemError(422, 'daily_limit_exceeded', `Your withdrawals may add up to ${formatDecimalUnits(refusal.limit)} USDT in any 24 hours; ${formatDecimalUnits(refusal.left)} USDT is left.`, { available: toJsonInteger(refusal.left) });
     case 'withdrawals_disabled':
       return new ProblemError(422, 'withdrawals_disabled', "Withdrawals through the API are not enabled for this merchant; the platform's operator turns them on.");
+    case 'network_halted':
+      // 503, not 422: nothing is wrong with the request; the platform's state refuses it for now, and the same request succeeds once the network is resumed.
+      return new ProblemError(503, 'network_halted', `Withdrawals on ${network} are paused while the platform reviews a reorg of the chain (halted since ${refusal.haltedAt.toISOString()}); send the same request again later.`);
   }
 }
 

@@ -13,6 +13,7 @@ import { runRepeatedly } from '../shared/repeat.js';
 import { SANDBOX_SETTLE_BATCH, settleDueSandboxWithdrawals } from '../withdrawals/sandbox-settlement.js';
 import { ConfigError } from '../config.js';
 import { JsonRpcClient } from '../chain/rpc.js';
+import { networkHalt } from '../chain/halt.js';
 import { EthereumNode } from '../payouts/ethereum-node.js';
 import { EthereumPayer } from '../payouts/ethereum-payer.js';
 import { TronNode } from '../payouts/tron-node.js';
@@ -43,6 +44,25 @@ function tronAddressOf(contract: string): string {
   return contract.startsWith('0x') ? toTronAddress(Buffer.from(contract.slice(2), 'hex')) : contract;
 }
 
+/**
+ * A payer's round, skipped while its network's watch is halted after a deep reorg: its balances may hold
+ * deposits the reorg removed, and its chain is in question, so nothing is signed, sent or followed on it
+ * until the operator resumes it (queued withdrawals stay queued). Said once as it starts waiting, once as it goes on.
+ */
+function unlessHalted(db: Database, network: Network, round: () => Promise<boolean>, log: Logger | undefined): () => Promise<boolean> {
+  let waiting = false;
+  return async () => {
+    const halted = await networkHalt(db, network);
+    if (halted) {
+      if (!waiting) log?.error({ network, haltedAt: halted.haltedAt }, `paying ${network} withdrawals waits: the network is HALTED after a deep reorg, until partner-api chain resume --blockchain ${network.toLowerCase()}`);
+      waiting = true;
+      return false;
+    }
+    if (waiting) log?.info?.({ network }, `${network} is resumed: paying its withdrawals again`);
+    waiting = false;
+    return round();
+  };
+}
 
 /** A key file's refusal as a configuration error naming its setting (exit 78); other errors as they are. */
 async function keyFileSetting<T>(network: Network, work: () => Promise<T>): Promise<T> {
@@ -134,7 +154,8 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
     });
     const lease = leaseOf('payout:Ethereum');
     payoutLeases.push(lease);
-    payouts.push(runRepeatedly(async () => (await lease.holds()) && payer.round(lease.fence()), ethereumChain.pollIntervalSeconds * 1000, (error) => log?.warn({ err: error }, 'paying Ethereum withdrawals failed')));
+    const round = unlessHalted(db, 'Ethereum', () => payer.round(lease.fence()), log);
+    payouts.push(runRepeatedly(async () => (await lease.holds()) && round(), ethereumChain.pollIntervalSeconds * 1000, (error) => log?.warn({ err: error }, 'paying Ethereum withdrawals failed')));
   }
   // Tron's payouts go through its HTTP API (TRON_API_URL), not the JSON-RPC the scanner reads.
   const tronApiUrl = config.payouts.tronApiUrl;
@@ -153,7 +174,8 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
     });
     const lease = leaseOf('payout:Tron');
     payoutLeases.push(lease);
-    payouts.push(runRepeatedly(async () => (await lease.holds()) && payer.round(lease.fence()), (tronChain?.pollIntervalSeconds ?? TRON_BLOCK_SECONDS) * 1000, (error) => log?.warn({ err: error }, 'paying Tron withdrawals failed')));
+    const round = unlessHalted(db, 'Tron', () => payer.round(lease.fence()), log);
+    payouts.push(runRepeatedly(async () => (await lease.holds()) && round(), (tronChain?.pollIntervalSeconds ?? TRON_BLOCK_SECONDS) * 1000, (error) => log?.warn({ err: error }, 'paying Tron withdrawals failed')));
   }
   return {
     async stop() {

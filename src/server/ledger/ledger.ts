@@ -1,9 +1,10 @@
 // The books (docs/design.md#balances-and-withdrawals): each merchant's balance per network and currency as append-only
 // entries (migration 015). A credited deposit is booked in its crediting transaction, once per deposit;
 // a withdrawal holds its amount plus fee when it is accepted, and the hold ends once, spent when the
-// withdrawal is DONE or released when it FAILED. The database applies each entry to the balance row in
-// the same statement and refuses one that would take a balance below zero; `checkLedger` recomputes
-// every balance from the entries.
+// withdrawal is DONE or released when it FAILED; a deposit that a deep reorg removed is reversed once
+// (migration 017: what the available balance does not cover is owed, paid by the next money in). The
+// database applies each entry to the balance row in the same statement and refuses one that would take
+// a balance below zero; `checkLedger` recomputes every balance from the entries.
 import type { Balance } from '../../../generated/schema.js';
 import type { Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
@@ -17,6 +18,8 @@ export interface BalanceAmounts {
   held: bigint;
   received: bigint;
   withdrawn: bigint;
+  /** What reversals took beyond the available balance; deposits pay it first (0 unless a deposit was reversed). */
+  owed: bigint;
 }
 
 /** Books a credited deposit: in the transaction that credits it (its deposit row's id makes it once). */
@@ -28,15 +31,26 @@ export async function bookDeposit(tx: Sql, deposit: { merchantId: string; networ
 }
 
 /**
+ * Books a deposit's reversal (a deep reorg removed it): in the transaction that marks it reversed (its
+ * id makes it once). The database takes it from the available balance and records the rest as owed.
+ */
+export async function bookReversal(tx: Sql, reversal: { merchantId: string; network: Network; depositId: bigint | string; amount: bigint }): Promise<void> {
+  await tx.query(
+    `INSERT INTO ledger_entries (merchant_id, blockchain, currency, kind, amount, reversed_deposit_id) VALUES ($1, $2, 'USDT', 'reversal', $3, $4)`,
+    [reversal.merchantId, reversal.network, reversal.amount, reversal.depositId],
+  );
+}
+
+/**
  * The merchant's balance on a network, its row locked until the transaction ends: the check of a hold
  * against it and the hold itself see the same balance (the CHECKs stand behind it).
  */
 export async function lockBalance(tx: Sql, merchantId: string, network: Network): Promise<BalanceAmounts> {
   const [row] = await tx.query<BalanceAmounts>(
-    `SELECT available, held, received, withdrawn FROM balances WHERE merchant_id = $1 AND blockchain = $2 AND currency = 'USDT' FOR UPDATE`,
+    `SELECT available, held, received, withdrawn, owed FROM balances WHERE merchant_id = $1 AND blockchain = $2 AND currency = 'USDT' FOR UPDATE`,
     [merchantId, network],
   );
-  return row ?? { available: 0n, held: 0n, received: 0n, withdrawn: 0n };
+  return row ?? { available: 0n, held: 0n, received: 0n, withdrawn: 0n, owed: 0n };
 }
 
 /** Holds a withdrawal's amount plus fee; the database refuses it (23514) when the balance is short. */
@@ -59,10 +73,21 @@ export async function endHold(tx: Sql, withdrawalUuid: string, kind: 'spend' | '
   );
 }
 
+/** A merchant's balance that reversals took below zero: what it owes on the network. */
+export interface Owed {
+  merchantId: string;
+  owed: bigint;
+}
+
+/** The merchants who owe on a network (the operator's report after reversals). */
+export async function owedBalances(sql: Sql, network: Network): Promise<Owed[]> {
+  return sql.query<Owed>(`SELECT merchant_id AS "merchantId", owed FROM balances WHERE blockchain = $1 AND owed > 0 ORDER BY merchant_id`, [network]);
+}
+
 /** The merchant's balances as the contract shows them: one per network the platform serves, zeros included. */
 export async function readBalances(sql: Sql, merchantId: string): Promise<Balance[]> {
   const rows = await sql.query<BalanceAmounts & { blockchain: Network }>(
-    `SELECT blockchain, available, held, received, withdrawn FROM balances WHERE merchant_id = $1 AND currency = 'USDT'`,
+    `SELECT blockchain, available, held, received, withdrawn, owed FROM balances WHERE merchant_id = $1 AND currency = 'USDT'`,
     [merchantId],
   );
   return NETWORKS.map((network) => {
@@ -74,6 +99,7 @@ export async function readBalances(sql: Sql, merchantId: string): Promise<Balanc
       held: toJsonInteger(row?.held ?? 0n),
       received: toJsonInteger(row?.received ?? 0n),
       withdrawn: toJsonInteger(row?.withdrawn ?? 0n),
+      owed: toJsonInteger(row?.owed ?? 0n),
     };
   });
 }
@@ -90,8 +116,9 @@ export interface LedgerCheck {
 }
 
 /**
- * Recomputes every balance from the entries and compares it with its row; checks that every credited
- * deposit is booked once for its amount, that every withdrawal accepted since the books holds its amount
+ * Recomputes every balance from the entries and compares it with its row (money in less money out is
+ * what is available when it is positive, owed when it is negative); checks that every credited deposit is
+ * booked once for its amount, reversed once for it if it was reversed and never otherwise, that every withdrawal accepted since the books holds its amount
  * plus fee, and that a hold ends as its withdrawal did (spent when DONE, released when FAILED, open while
  * PENDING). One pass over each table: the operator's `partner-api ledger check`, and the test suite's.
  */
@@ -99,30 +126,34 @@ export async function checkLedger(sql: Sql): Promise<LedgerCheck> {
   const mismatches = await sql.query<{ merchant_id: string; blockchain: string; currency: string; expected: string; actual: string }>(
     `WITH sums AS (
        SELECT merchant_id, blockchain, currency,
-              sum(amount) FILTER (WHERE kind = 'deposit') AS received,
-              coalesce(sum(amount) FILTER (WHERE kind = 'deposit'), 0) - coalesce(sum(amount) FILTER (WHERE kind = 'hold'), 0)
-                + coalesce(sum(amount) FILTER (WHERE kind = 'release'), 0) AS available,
+              coalesce(sum(amount) FILTER (WHERE kind = 'deposit'), 0) - coalesce(sum(amount) FILTER (WHERE kind = 'reversal'), 0) AS received,
+              coalesce(sum(amount) FILTER (WHERE kind IN ('deposit', 'release')), 0) - coalesce(sum(amount) FILTER (WHERE kind IN ('hold', 'reversal')), 0) AS net,
               coalesce(sum(amount) FILTER (WHERE kind = 'hold'), 0) - coalesce(sum(amount) FILTER (WHERE kind IN ('spend', 'release')), 0) AS held,
               coalesce(sum(amount) FILTER (WHERE kind = 'spend'), 0) AS withdrawn
-         FROM ledger_entries GROUP BY 1, 2, 3)
+         FROM ledger_entries GROUP BY 1, 2, 3),
+     expected AS (SELECT merchant_id, blockchain, currency, received, greatest(net, 0) AS available, held, withdrawn, greatest(-net, 0) AS owed FROM sums)
      SELECT coalesce(s.merchant_id, b.merchant_id) AS merchant_id, coalesce(s.blockchain, b.blockchain) AS blockchain, coalesce(s.currency, b.currency) AS currency,
-            concat_ws(' ', coalesce(s.received, 0), s.available, s.held, s.withdrawn) AS expected,
-            concat_ws(' ', b.received, b.available, b.held, b.withdrawn) AS actual
-       FROM sums s FULL JOIN balances b USING (merchant_id, blockchain, currency)
-      WHERE (coalesce(s.received, 0), coalesce(s.available, 0), coalesce(s.held, 0), coalesce(s.withdrawn, 0))
-            IS DISTINCT FROM (b.received, b.available, b.held, b.withdrawn)`,
+            concat_ws(' ', coalesce(s.received, 0), s.available, s.held, s.withdrawn, s.owed) AS expected,
+            concat_ws(' ', b.received, b.available, b.held, b.withdrawn, b.owed) AS actual
+       FROM expected s FULL JOIN balances b USING (merchant_id, blockchain, currency)
+      WHERE (coalesce(s.received, 0), coalesce(s.available, 0), coalesce(s.held, 0), coalesce(s.withdrawn, 0), coalesce(s.owed, 0))
+            IS DISTINCT FROM (b.received, b.available, b.held, b.withdrawn, b.owed)`,
   );
   const problems = mismatches.map(
-    (m) => `merchant ${m.merchant_id} ${m.blockchain} ${m.currency}: the entries sum to received/available/held/withdrawn ${m.expected || '0 0 0 0'}, the balance says ${m.actual || 'nothing'}`,
+    (m) => `merchant ${m.merchant_id} ${m.blockchain} ${m.currency}: the entries sum to received/available/held/withdrawn/owed ${m.expected || '0 0 0 0 0'}, the balance says ${m.actual || 'nothing'}`,
   );
   const deposits = await sql.query<{ id: string; problem: string }>(
     `SELECT d.id::text AS id,
             CASE WHEN count(e.id) = 0 THEN 'not booked' WHEN count(e.id) > 1 THEN 'booked ' || count(e.id) || ' times'
                  WHEN min(e.amount) <> d.amount THEN 'booked for ' || min(e.amount) || ', credited ' || d.amount
+                 WHEN (d.reversed_at IS NULL) <> (count(r.id) = 0) THEN CASE WHEN d.reversed_at IS NULL THEN 'reversed in the books, not on the deposit' ELSE 'reversed, not in the books' END
+                 WHEN min(r.amount) <> d.amount THEN 'reversed for ' || min(r.amount) || ', credited ' || d.amount
                  ELSE 'booked for another merchant or network' END AS problem
        FROM deposits d JOIN deposit_orders o ON o.uuid = d.order_uuid LEFT JOIN ledger_entries e ON e.deposit_id = d.id
-      GROUP BY d.id, d.amount, o.merchant_id, d.network
-     HAVING count(e.id) <> 1 OR min(e.amount) <> d.amount OR bool_or(e.merchant_id <> o.merchant_id OR e.blockchain <> d.network)`,
+       LEFT JOIN ledger_entries r ON r.reversed_deposit_id = d.id
+      GROUP BY d.id, d.amount, d.reversed_at, o.merchant_id, d.network
+     HAVING count(e.id) <> 1 OR min(e.amount) <> d.amount OR bool_or(e.merchant_id <> o.merchant_id OR e.blockchain <> d.network)
+         OR (d.reversed_at IS NULL) <> (count(r.id) = 0) OR min(r.amount) <> d.amount OR bool_or(r.merchant_id <> o.merchant_id OR r.blockchain <> d.network)`,
   );
   problems.push(...deposits.map((d) => `deposit ${d.id}: ${d.problem}`));
   const withdrawals = await sql.query<{ uuid: string; status: string; hold: bigint | null; settled: string | null; booked_since: boolean; expected: bigint }>(

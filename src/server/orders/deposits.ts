@@ -5,7 +5,7 @@
 // in the same transaction.
 import type { Network } from '../shared/network.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
-import { bookDeposit } from '../ledger/ledger.js';
+import { bookDeposit, bookReversal } from '../ledger/ledger.js';
 import type { Sql } from '../db/database.js';
 import { toJsonInteger } from '../shared/money.js';
 import { ORDER_COLUMNS, toDepositOrder, type OrderRow, type OwnedOrderRow } from './order-rows.js';
@@ -111,10 +111,11 @@ export async function creditTransfers(tx: Sql, transfers: readonly Transfer[], t
  * block is the same transfer when it is the same n-th transfer of the transaction to the order, with
  * the same amount. A log index alone never stands in for another: a node that once omitted one of a
  * transaction's two transfers and later returns both gets the missing one credited, the other not again.
+ * A reversed deposit (a deep reorg removed it) is no longer credited: found on the chain again, it is credited anew.
  */
 async function alreadyCredited(tx: Sql, transfer: Transfer, orderUuid: string): Promise<boolean | 'another amount'> {
   const rows = await tx.query<{ log_index: number; block_hash: string | null; amount: bigint }>(
-    'SELECT log_index, block_hash, amount FROM deposits WHERE network = $1 AND tx_hash = $2 AND order_uuid = $3 ORDER BY log_index',
+    'SELECT log_index, block_hash, amount FROM deposits WHERE network = $1 AND tx_hash = $2 AND order_uuid = $3 AND reversed_at IS NULL ORDER BY log_index',
     [transfer.network, transfer.txHash, orderUuid],
   );
   const hash = transfer.blockHash ?? null;
@@ -122,6 +123,78 @@ async function alreadyCredited(tx: Sql, transfer: Transfer, orderUuid: string): 
   if (sameLog) return sameLog.amount === transfer.amount ? true : 'another amount';
   const replaced = rows.filter((row) => row.block_hash !== null && hash !== null && row.block_hash !== hash);
   return replaced[transfer.ordinal ?? 0]?.amount === transfer.amount;
+}
+
+/** A block that deposits standing on the books were credited from. */
+export interface CreditedBlock {
+  number: bigint;
+  hash: string;
+}
+
+/** The blocks that standing chain deposits were credited from, newest first (by number, then hash), after `after` in that order; `limit` of them. */
+export async function creditedBlocks(sql: Sql, network: Network, after: CreditedBlock | undefined, limit: number): Promise<CreditedBlock[]> {
+  return sql.query<CreditedBlock>(
+    `SELECT DISTINCT block_number AS number, block_hash AS hash FROM deposits
+      WHERE network = $1 AND block_hash IS NOT NULL AND source = 'chain' AND reversed_at IS NULL
+        AND ($2::bigint IS NULL OR (block_number, block_hash) < ($2::bigint, $3::text))
+      ORDER BY block_number DESC, block_hash DESC LIMIT $4`,
+    [network, after?.number ?? null, after?.hash ?? null, limit],
+  );
+}
+
+/** A standing deposit as the search for it on a new chain needs it: its transfer's identity and its order's address. */
+export interface CreditedDeposit {
+  id: bigint;
+  orderUuid: string;
+  address: string;
+  txHash: string;
+  ordinal: number;
+  blockNumber: bigint;
+  amount: bigint;
+}
+
+/** The standing chain deposits credited from these blocks (by hash). */
+export async function depositsOfBlocks(sql: Sql, network: Network, blockHashes: readonly string[]): Promise<CreditedDeposit[]> {
+  if (blockHashes.length === 0) return [];
+  return sql.query<CreditedDeposit>(
+    `SELECT d.id, d.order_uuid AS "orderUuid", o.address, d.tx_hash AS "txHash", d.transfer_ordinal AS ordinal, d.block_number AS "blockNumber", d.amount
+       FROM deposits d JOIN deposit_orders o ON o.uuid = d.order_uuid
+      WHERE d.network = $1 AND d.block_hash = ANY($2::text[]) AND d.source = 'chain' AND d.reversed_at IS NULL
+      ORDER BY d.id`,
+    [network, blockHashes],
+  );
+}
+
+/** A deposit reversed: its order's received amount after the reversal. */
+export interface Reversal {
+  depositId: bigint;
+  orderUuid: string;
+  amount: bigint;
+  receivedAmount: bigint;
+}
+
+/**
+ * Reverses deposits that a deep reorg removed from the chain, in the caller's transaction, each once (a
+ * deposit reversed before is skipped): the deposit is marked reversed (its row stays), its order's
+ * receivedAmount no longer counts it, and the books take it back (ledger/ledger.ts: from the available
+ * balance, the rest owed). The order's status stays as it was: DONE and EXPIRED are final.
+ */
+export async function reverseDeposits(tx: Sql, network: Network, depositIds: readonly bigint[], at: Date): Promise<Reversal[]> {
+  const reversals: Reversal[] = [];
+  for (const id of depositIds) {
+    const [deposit] = await tx.query<{ order_uuid: string; amount: bigint }>(
+      'UPDATE deposits SET reversed_at = $3 WHERE id = $1 AND network = $2 AND reversed_at IS NULL RETURNING order_uuid, amount',
+      [id, network, at],
+    );
+    if (!deposit) continue;
+    const [order] = await tx.query<{ merchant_id: string; received_amount: bigint }>(
+      'UPDATE deposit_orders SET received_amount = received_amount - $2, updated_at = now() WHERE uuid = $1 RETURNING merchant_id, received_amount',
+      [deposit.order_uuid, deposit.amount],
+    );
+    await bookReversal(tx, { merchantId: order!.merchant_id, network, depositId: id, amount: deposit.amount });
+    reversals.push({ depositId: id, orderUuid: deposit.order_uuid, amount: deposit.amount, receivedAmount: order!.received_amount });
+  }
+  return reversals;
 }
 
 /** Addresses of a network's orders that are still watched (until expiredAt + the watch window). */

@@ -1,11 +1,12 @@
 // A withdrawal asked for: by a merchant through the API, by the operator's command, or by the sandbox's
-// helper. One path for all three: idempotent on (merchant, externalId), checked against the address
-// rules, the operator's policy (API requests only) and the balance, and accepted with its amount plus
+// helper. One path for all three: idempotent on (merchant, externalId), refused on a network halted after
+// a deep reorg, checked against the address rules, the operator's policy (API requests only) and the balance, and accepted with its amount plus
 // fee held in the same transaction as its row (ledger/ledger.ts). A refusal changes nothing.
 import { randomUUID } from 'node:crypto';
 import { canonicalAddress, payableAddressProblem } from '../addresses/derivation.js';
 import type { NetworkConfig } from '../config.js';
 import type { Sql } from '../db/database.js';
+import { networkHalt } from '../chain/halt.js';
 import { holdForWithdrawal, lockBalance } from '../ledger/ledger.js';
 import { isDepositAddress } from '../orders/issued-addresses.js';
 import { formatDecimalUnits } from '../shared/money.js';
@@ -31,7 +32,8 @@ export type Refusal =
   | { code: 'validation_failed'; errors: { pointer: string; detail: string }[] }
   | { code: 'insufficient_balance'; needed: bigint; available: bigint; fee: bigint }
   | { code: 'daily_limit_exceeded'; limit: bigint; left: bigint }
-  | { code: 'withdrawals_disabled' };
+  | { code: 'withdrawals_disabled' }
+  | { code: 'network_halted'; haltedAt: Date };
 
 export type RequestOutcome =
   | { outcome: 'created' | 'replayed'; row: WithdrawalRow }
@@ -97,7 +99,8 @@ async function policyVerdict(tx: Sql, request: WithdrawalRequest, policy: Withdr
 /**
  * Decides a withdrawal request in the caller's transaction. The same externalId again is answered
  * before any other check (a replay of an accepted request is the same withdrawal, whatever the balance
- * says now); then the addresses, the policy (API requests), the balance; then the row and its hold.
+ * says now); then the network's halt, the addresses, the policy (API requests), the balance; then the row
+ * and its hold.
  */
 export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, settings: RequestSettings): Promise<RequestOutcome> {
   const errors = fieldErrors(request, settings);
@@ -105,6 +108,9 @@ export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, set
   await tx.query(MERCHANT_LOCK, [request.merchantId]);
   const [existing] = await tx.query<WithdrawalRow>(`SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE merchant_id = $1 AND external_id = $2`, [request.merchantId, request.externalId]);
   if (existing) return sameRequest(existing, request) ? { outcome: 'replayed', row: existing } : { outcome: 'conflict' };
+  // A halted network's balances may hold deposits the reorg removed: nothing is taken out until it is resumed.
+  const halted = await networkHalt(tx, request.network);
+  if (halted) return { outcome: 'refused', refusal: { code: 'network_halted', haltedAt: halted.haltedAt } };
   if (await isDepositAddress(tx, request.network, canonicalAddress(request.network, request.destinationAddress))) {
     return { outcome: 'refused', refusal: { code: 'validation_failed', errors: [{ pointer: '/destinationAddress', detail: "is one of the platform's own deposit addresses" }] } };
   }

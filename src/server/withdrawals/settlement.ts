@@ -5,7 +5,8 @@
 // committed. DONE and FAILED are final.
 import type { Sql } from '../db/database.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
-import { endHold } from '../ledger/ledger.js';
+import { endHold, lockBalance } from '../ledger/ledger.js';
+import type { Network } from '../shared/network.js';
 import { toWithdrawal, WITHDRAWAL_COLUMNS, type WithdrawalRow, type WithdrawalStage } from './withdrawal-rows.js';
 
 export type WithdrawalMove =
@@ -111,4 +112,23 @@ export async function moveWithdrawal(
     withdrawal: toWithdrawal(moved!),
   });
   return moved!;
+}
+
+/**
+ * Fails a merchant's withdrawals on a network that are not sent yet, newest first, while its balance owes
+ * (a reversal took more than was available, ledger/ledger.ts): their released holds pay what is owed, so
+ * nothing is paid out of deposits the chain no longer holds. A sent one is the chain's to decide. The rows failed.
+ */
+export async function failWhileOwed(tx: Sql, merchantId: string, network: Network, reason: string): Promise<WithdrawalRow[]> {
+  const waiting = await tx.query<{ uuid: string }>(
+    `SELECT uuid FROM withdrawals WHERE merchant_id = $1 AND blockchain = $2 AND status = 'PENDING' AND stage IN ('awaiting_approval', 'queued') ORDER BY created_at DESC, uuid DESC`,
+    [merchantId, network],
+  );
+  const failed: WithdrawalRow[] = [];
+  for (const { uuid } of waiting) {
+    if ((await lockBalance(tx, merchantId, network)).owed === 0n) break;
+    const moved = await moveWithdrawal(tx, uuid, { to: 'FAILED', reason });
+    if (moved && !('refused' in moved)) failed.push(moved);
+  }
+  return failed;
 }

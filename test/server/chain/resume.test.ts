@@ -1,5 +1,6 @@
 // `partner-api chain resume --from-block`: the scan position moves back (to scan again) but never forward past
 // blocks never scanned, halted or not (issue 23 #9).
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ScanPositionForwardError, halt, resumeNetwork } from '../../../src/server/chain/halt.js';
 import { chainResumeCommand } from '../../../src/server/cli/chain-commands.js';
@@ -7,7 +8,7 @@ import { RefusedError } from '../../../src/server/cli/errors.js';
 import type { Database } from '../../../src/server/db/database.js';
 import { migrate } from '../../../src/server/db/migrate.js';
 import type { Platform } from '../../../src/server/platform.js';
-import { DATABASES, freshDatabase } from '../../support/platform.js';
+import { DATABASES, freshDatabase, testConfig } from '../../support/platform.js';
 
 describe.each(DATABASES)('chain resume --from-block on %s', (kind) => {
   let database: { db: Database; drop: () => Promise<void> };
@@ -42,6 +43,16 @@ describe.each(DATABASES)('chain resume --from-block on %s', (kind) => {
     await expect(resumeNetwork(database.db, 'Ethereum', 1001n)).rejects.toThrow(ScanPositionForwardError);
     expect((await scanPosition()).halted_at).not.toBeNull();
     expect((await scanPosition()).next_block).toBe(1000n);
+  });
+
+  it('refuses to resume a halted network it cannot search for the removed deposits (no RPC URL), which stays halted', async () => {
+    await halt(database.db, 'Ethereum', new Date(), 'a deep reorg');
+    const config = testConfig(); // no RPC URL
+    const refused = await chainResumeCommand({ db: database.db, config } as Platform, { blockchain: 'ethereum' }).catch((e: unknown) => e);
+    rmSync(config.dataDir, { recursive: true, force: true });
+    expect(refused).toBeInstanceOf(RefusedError);
+    expect((refused as Error).message).toMatch(/^no ETHEREUM_RPC_URL: the deposits of the replaced blocks cannot be looked for on the chain; nothing was resumed$/);
+    expect((await scanPosition()).halted_at).not.toBeNull();
   });
 
   it('moves the scan position back, or keeps it, as before', async () => {

@@ -174,7 +174,7 @@ describe('the docs as the platform serves them', () => {
     expect(refused.code).toBe('missing_credentials');
     expect(new URL(refused.type, called).href).toBe(`${platform.baseUrl}/docs#/section/errors/missing_credentials`);
     // Every code the platform writes, and every example of the contract, the same way.
-    expect(PROBLEM_CODES).toHaveLength(26);
+    expect(PROBLEM_CODES).toHaveLength(27);
     const types = new Map(PROBLEM_CODES.map((code) => [code, new ProblemError(400, code, '').toProblem().type]));
     for (const [code, type] of types) expect(type).toBe(`${TYPE_BASE}${code}`);
     const examples = Object.values(contract.components.responses as Record<string, { content: Record<string, { examples?: Record<string, { value: { type: string; code: string } }> }> }>)

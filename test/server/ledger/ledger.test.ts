@@ -66,8 +66,8 @@ describe.each(DATABASES)('the ledger on %s', (kind) => {
     // A hold ends once: a second settlement, of either kind, is refused.
     expect(await sqlStateOf(endHold(db, WITHDRAWALS[1]!, 'spend'))).toBe('23505');
     expect(await readBalances(db, MERCHANT)).toEqual([
-      { blockchain: 'Tron', currency: 'USDT', available: 3_000_000, held: 0, received: 10_000_000, withdrawn: 7_000_000 },
-      { blockchain: 'Ethereum', currency: 'USDT', available: 0, held: 0, received: 0, withdrawn: 0 },
+      { blockchain: 'Tron', currency: 'USDT', available: 3_000_000, held: 0, received: 10_000_000, withdrawn: 7_000_000, owed: 0 },
+      { blockchain: 'Ethereum', currency: 'USDT', available: 0, held: 0, received: 0, withdrawn: 0, owed: 0 },
     ]);
     expect(await checkLedger(db)).toMatchObject({ problems: [], unbooked: [] });
   });
@@ -89,7 +89,7 @@ describe.each(DATABASES)('the ledger on %s', (kind) => {
     await db.query("UPDATE withdrawals SET status = 'DONE', stage = NULL WHERE uuid = $1", [WITHDRAWALS[2]]);
     const { problems } = await checkLedger(db);
     expect(problems).toEqual([
-      expect.stringMatching(/^merchant 11111111-1111-4111-8111-111111111111 Tron USDT: the entries sum to received\/available\/held\/withdrawn 10000000 2000000 1000000 7000000, the balance says 10000005 2000005 1000000 7000000$/),
+      expect.stringMatching(/^merchant 11111111-1111-4111-8111-111111111111 Tron USDT: the entries sum to received\/available\/held\/withdrawn\/owed 10000000 2000000 1000000 7000000 0, the balance says 10000005 2000005 1000000 7000000 0$/),
       `withdrawal ${WITHDRAWALS[2]} (DONE): its hold is open`,
     ]);
   });
@@ -112,7 +112,7 @@ describe.each(DATABASES)('migration 015 on existing data, on %s', (kind) => {
 
   it('books every deposit credited before it, and the withdrawals its balance covers, oldest first', async () => {
     expect(await migrate(db)).toContain('015_balances_and_withdrawal_requests');
-    expect(await readBalances(db, MERCHANT)).toContainEqual({ blockchain: 'Tron', currency: 'USDT', available: 1_000_000, held: 3_000_000, received: 7_000_000, withdrawn: 3_000_000 });
+    expect(await readBalances(db, MERCHANT)).toContainEqual({ blockchain: 'Tron', currency: 'USDT', available: 1_000_000, held: 3_000_000, received: 7_000_000, withdrawn: 3_000_000, owed: 0 });
     const stages = await db.query<{ uuid: string; stage: string | null }>('SELECT uuid, stage FROM withdrawals ORDER BY uuid');
     expect(stages.map((w) => w.stage)).toEqual([null, 'queued', 'queued']);
     expect(await checkLedger(db)).toEqual({ balances: 1, entries: 5, problems: [], unbooked: [WITHDRAWALS[2]] });

@@ -53,7 +53,7 @@ describe.each(DATABASES)('withdrawals through the API on %s', (kind) => {
 
   it('shows a new merchant a zero balance on each network, then what its orders received', async () => {
     const merchant = await t.createMerchant('balances');
-    const zero = { currency: 'USDT', available: 0, held: 0, received: 0, withdrawn: 0 };
+    const zero = { currency: 'USDT', available: 0, held: 0, received: 0, withdrawn: 0, owed: 0 };
     expect((await t.client(merchant).GET('/partner/v1/platforms/balances')).data).toEqual({
       data: [{ blockchain: 'Tron', ...zero }, { blockchain: 'Ethereum', ...zero }],
     });
@@ -258,6 +258,36 @@ describe.each(DATABASES)('withdrawals through the API on %s', (kind) => {
     await t.signed('POST', `/sandbox/v1/orders/${uuid}/deposits`, { credentials: merchant, headers: JSON_TYPE, body: '{"amount":1000000}' });
     const event = (await t.client(merchant).GET('/partner/v1/platforms/events')).data!.data[0]!;
     expect(event.data).toMatchObject({ uuid, externalId: 'shop-order-77', event: 'order.deposit' });
+  });
+
+  it("refuses every withdrawal on a halted network, the API's with 503 network_halted, and changes nothing; the other network and a replay are answered", async () => {
+    const merchant = await t.createMerchant('halted network');
+    await t.fund('Tron', 50_000_000n, merchant);
+    await t.fund('Ethereum', 30_000_000n, merchant);
+    const accepted = await post(request('halt-before'), merchant);
+    expect(accepted.status).toBe(201);
+    await t.db.query("INSERT INTO chain_cursors (network, next_block, halted_at, halt_reason) VALUES ('Tron', 100, now(), 'a deep reorg')");
+    try {
+      const before = await books(t, merchant);
+      const refused = await post(request('halt-1'), merchant);
+      expect(refused).toMatchObject({ status: 503, body: { code: 'network_halted', title: 'Network halted', type: '/docs#/section/errors/network_halted' } });
+      expect(refused.body.detail).toMatch(/^Withdrawals on Tron are paused .*send the same request again later\.$/);
+      const operator = await t.platform.withdrawals.request({
+        merchantId: merchant.merchantId, externalId: 'halt-operator', network: 'Tron', currency: 'USDT', amountUnits: 1_000_000n,
+        destinationAddress: SAMPLE_TRON_DESTINATION, callbackUrl: undefined, source: 'operator',
+      });
+      expect(operator).toMatchObject({ outcome: 'refused', refusal: { code: 'network_halted' } });
+      const sandbox = await t.signed('POST', '/sandbox/v1/withdrawals', { credentials: merchant, headers: JSON_TYPE, body: JSON.stringify({ externalId: 'halt-sandbox', amount: 1, blockchain: 'Tron', destinationAddress: SAMPLE_TRON_DESTINATION }) });
+      expect(sandbox.status).toBe(422);
+      expect(await sandbox.json()).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/blockchain', detail: expect.stringMatching(/halted/) }] });
+      expect(await books(t, merchant)).toEqual(before);
+      // A replay of a request accepted before the halt is the same withdrawal; the other network is not halted.
+      expect(await post(request('halt-before'), merchant)).toMatchObject({ status: 200, body: { uuid: accepted.body.uuid } });
+      expect((await post(request('halt-ethereum', { blockchain: 'Ethereum', destinationAddress: SAMPLE_ETHEREUM_DESTINATION, amount: 10 }), merchant)).status).toBe(201);
+    } finally {
+      await t.db.query("DELETE FROM chain_cursors WHERE network = 'Tron'"); // this platform scans no chain
+    }
+    expect((await post(request('halt-after'), merchant)).status).toBe(201);
   });
 
   it('lets a sandbox helper make a PENDING withdrawal fail, its hold back in the balance', async () => {
