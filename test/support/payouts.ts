@@ -39,8 +39,8 @@ export interface PaidRun {
   env: Record<string, string>;
   /** Every line the platform's processes wrote. */
   output: readonly string[];
-  /** What the run found still unsettled when it stopped waiting (one line each), reported with the rest. */
-  unsettled: readonly string[];
+  /** What the run itself found wrong (still unsettled when it stopped waiting, a stall without its replacements), one line each, reported with the rest. */
+  found: readonly string[];
 }
 
 export interface PaidFindings {
@@ -60,7 +60,7 @@ export interface PaidFindings {
 export async function assertPaidExactlyOnce(run: PaidRun): Promise<PaidFindings> {
   const { chain, token, asked, db } = run;
   const wallet = normalizeAddress(run.wallet);
-  const problems: string[] = [...run.unsettled.map((line) => `unsettled: ${line}`)];
+  const problems: string[] = [...run.found];
 
   for (const { uuid, to, amount } of asked) {
     const held = await token.balanceOf(to);
