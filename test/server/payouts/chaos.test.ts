@@ -292,9 +292,9 @@ describe('paying withdrawals through chaos on anvil (issue 53)', () => {
     await mining(false);
     await ask([client!], 4);
     await allSent(client!, 4);
-    await chain.rpc('anvil_dropAllTransactions');
-    expect(await nonceOf(run!.wallet, 'pending')).toBe(await nonceOf(run!.wallet, 'latest'));
     const sends = proxy.counts.get('eth_sendRawTransaction') ?? 0;
+    await chain.rpc('anvil_dropAllTransactions');
+    // Sent again: the payer's next rounds broadcast each one's bytes (or a replacement) anew.
     await until('the payouts sent again', async () => ((proxy.counts.get('eth_sendRawTransaction') ?? 0) >= sends + 4 ? true : undefined), 30_000);
     await mining(true);
     await check(await settle(client!));
@@ -312,6 +312,8 @@ describe('paying withdrawals through chaos on anvil (issue 53)', () => {
     await chain.rpc('anvil_impersonateAccount', [run!.wallet]);
     await chain.rpc('eth_sendTransaction', [{ from: run!.wallet, to: `0x${'ee'.repeat(20)}`, value: '0x1', gas: '0x5208', nonce: toQuantity(taken), maxFeePerGas: toQuantity(100n * GWEI), maxPriorityFeePerGas: toQuantity(50n * GWEI) }]);
     await chain.rpc('anvil_stopImpersonatingAccount', [run!.wallet]);
+    const victim = asked[nonces.indexOf(taken)]!;
+    expect(await chain.rpc('eth_getTransactionByHash', [all.get(victim.uuid)!.txId])).toBeNull(); // the pool holds the outside one in its place
     run!.outside = 1;
     await mining(true);
     await check(await settle(client!));
@@ -350,9 +352,8 @@ describe('paying withdrawals through chaos on anvil (issue 53)', () => {
     await chain.mine(1);
     // The payer has seen them mined, one block deep (its rounds ask each payout's receipt).
     await until('a round after the payouts\' block', async () => ((proxy.counts.get('eth_getTransactionReceipt') ?? 0) >= receipts + 6 ? true : undefined), 30_000);
-    await chain.rpc('anvil_reorg', [1, []]); // a block of another branch at the same height, without them
+    await chain.rpc('anvil_reorg', [1, []]); // a block of another branch at the same height, without them (nor in the pool)
     expect(await nonceOf(run!.wallet, 'latest')).toBe(0n);
-    expect(await nonceOf(run!.wallet, 'pending')).toBe(0n);
     await mining(true);
     await check(await settle(client!));
   }, 240_000);
