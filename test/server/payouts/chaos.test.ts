@@ -25,6 +25,7 @@ import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-a
 import { assertPaidExactlyOnce, randomDestination, type Asked } from '../../support/payouts.js';
 import { freshDatabase, TEST_DATABASE_URL } from '../../support/platform.js';
 import { until } from '../../support/processes.js';
+import { startReceiver, type Receiver } from '../../support/receiver.js';
 import { startRpcProxy, type RpcProxy } from '../../support/rpc-proxy.js';
 
 const CONFIRMATIONS = 3;
@@ -51,14 +52,18 @@ describe('paying withdrawals through chaos on anvil (issue 53)', () => {
   let chain: Chain;
   let token: Token;
   let proxy: RpcProxy;
+  /** The merchant's callbacks' destination, on loopback (the platform sends nothing elsewhere). */
+  let receiver: Receiver;
   let run: Run | undefined;
 
   beforeAll(async () => {
     chain = await startChain({ blockTime: 1 });
     token = await chain.deployToken();
     proxy = await startRpcProxy(chain.rpcUrl);
+    receiver = await startReceiver();
   });
   afterAll(async () => {
+    await receiver?.close();
     await proxy?.close();
     await chain?.stop();
   });
@@ -79,7 +84,7 @@ describe('paying withdrawals through chaos on anvil (issue 53)', () => {
 
   /** 1,000 USDT credited to the merchant by the scanner, from a real deposit to an order of theirs. */
   async function fund(client: PartnerClient) {
-    const order = await client.POST('/partner/v1/platforms/orders', { body: orderRequest(`chaos-funding-${randomBytes(4).toString('hex')}`, { blockchain: 'Ethereum' }) });
+    const order = await client.POST('/partner/v1/platforms/orders', { body: orderRequest(`chaos-funding-${randomBytes(4).toString('hex')}`, { blockchain: 'Ethereum', callbackUrl: `${receiver.url}/deposits` }) });
     await token.transfer(chain.accounts[0]!, order.data!.address, 1_000_000_000n);
     await expect.poll(async () => (await client.getBalances()).find((b) => b.blockchain === 'Ethereum')!.available, { timeout: 30_000, interval: 200 }).toBe(1_000_000_000);
   }
@@ -105,6 +110,7 @@ describe('paying withdrawals through chaos on anvil (issue 53)', () => {
       DATA_DIR: copiedDataDirectory('partner-chaos-template-'),
       ETHEREUM_WITHDRAWAL_FEE: '0',
       ETHEREUM_MIN_WITHDRAWAL: '1',
+      ALLOW_PRIVATE_CALLBACKS: 'true', // the callbacks' receiver is on loopback
       LOG_LEVEL: 'warn',
     };
     const made = await merchant(env);
@@ -148,6 +154,7 @@ describe('paying withdrawals through chaos on anvil (issue 53)', () => {
         DATA_DIR: join(dir, 'data'),
         ETHEREUM_WITHDRAWAL_FEE: '0',
         ETHEREUM_MIN_WITHDRAWAL: '1',
+      ALLOW_PRIVATE_CALLBACKS: 'true', // the callbacks' receiver is on loopback
         ...own,
       };
     } else {
@@ -275,7 +282,30 @@ describe('paying withdrawals through chaos on anvil (issue 53)', () => {
     current.platforms = [];
     current.instances = undefined;
     const db: Database = current.env.DATABASE_URL ? await openPostgres(current.env.DATABASE_URL) : await openPglite(join(current.env.DATA_DIR!, 'pglite'));
-    return assertPaidExactlyOnce({ chain, token, wallet: current.wallet, keyHex: current.keyHex, asked: current.asked, outside: current.outside, fromBlock: current.fromBlock, db, env: current.env, output: current.output, found });
+    try {
+      return await assertPaidExactlyOnce({ chain, token, wallet: current.wallet, keyHex: current.keyHex, asked: current.asked, outside: current.outside, fromBlock: current.fromBlock, db, env: current.env, output: current.output, found });
+    } catch (error) {
+      // For whoever mends the payer: what the platform warned of meanwhile.
+      (error as Error).message += `\nThe platform's warnings and errors (times × message):\n${warnings(current.output)}`;
+      throw error;
+    }
+  }
+
+  /** The platform's log lines of level warn and above, each distinct message with how many times it came. */
+  function warnings(output: readonly string[]): string {
+    const counted = new Map<string, number>();
+    for (const line of output.join('\n').split('\n')) {
+      let entry: { level?: number; msg?: string; err?: { message?: string } };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        continue;
+      }
+      if ((entry.level ?? 0) < 40) continue;
+      const message = `${entry.msg ?? ''}${entry.err?.message ? `: ${entry.err.message}` : ''}`.slice(0, 240);
+      counted.set(message, (counted.get(message) ?? 0) + 1);
+    }
+    return [...counted].map(([message, times]) => `  ${times} × ${message}`).join('\n') || '  none';
   }
 
   it('(a) a mining stall long enough for three replacements of each payout, then mining again', async () => {
