@@ -20,16 +20,12 @@ import { freshDatabase, TEST_DATABASE_URL } from '../../support/platform.js';
 import { copiedDataDirectory } from '../../support/database-templates.js';
 import { keyLeaks } from '../../support/key-leak.js';
 import { liveEthereumEnv } from '../../support/live-env.js';
+import { randomDestination as destination } from '../../support/payouts.js';
 import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
 
 const PAYOUTS = 15;
 const CONFIRMATIONS = 2;
 
-/** A random destination per withdrawal (no wallet's), so that its balance shows exactly its payout. */
-const destination = () => {
-  const hex = randomBytes(20).toString('hex');
-  return `0x${hex}`;
-};
 
 describe('paying withdrawals on anvil, killed three times on the way', () => {
   let chain: Chain;
