@@ -15,7 +15,7 @@ import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import { isExecutionReverted, type EthereumNode, type Receipt } from './ethereum-node.js';
 import { replacementFees, signedGasLimit, signErc20Transfer } from './ethereum.js';
 import type { HotWallet } from './hot-wallet.js';
-import { highestNonce, recordIntent, type PayoutTransaction, type SentPayout } from './payout-store.js';
+import { highestNonce, minedSince, recordIntent, type PayoutTransaction, type SentPayout } from './payout-store.js';
 import { queuedWithdrawals } from '../withdrawals/payout-queue.js';
 import { provesTransfer } from './transfer-proof.js';
 import { BATCH, PayoutJob, type PayoutJobOptions } from './payout-job.js';
@@ -36,6 +36,11 @@ export interface EthereumPayerOptions extends PayoutJobOptions {
 const IDLE_BALANCE_READ_MS = 60_000;
 /** The gas estimate's margin: a token's transfer costs a little more to a fresh address than estimated at times. */
 const GAS_MARGIN_PERCENT = 120n;
+/**
+ * How far below the head a settled payout is looked at again after a deep reorg: deeper than any reorg
+ * of a chain with finality (Ethereum finalizes within about 64 blocks).
+ */
+const REORG_RECHECK_BLOCKS = 256n;
 
 /** The round's view of the chain: its heads, and the hot wallet's nonce at each, asked once a round. */
 interface View {
@@ -50,6 +55,8 @@ export class EthereumPayer extends PayoutJob {
   private balancesReadAt = -Infinity;
   /** Where each spent nonce of the hot wallet was found spent ("address:nonce" → block): final, so kept. */
   private readonly spentAt = new Map<string, bigint>();
+  /** Whether settled payouts are to be looked at again: at the first round, and after a resume, until each is found. */
+  private recheckSettled = true;
 
   constructor(private readonly options: EthereumPayerOptions) {
     super('Ethereum', options);
@@ -68,6 +75,7 @@ export class EthereumPayer extends PayoutJob {
       },
     };
     const { sent } = await this.followEach((payout) => this.follow(payout, view));
+    if (this.recheckSettled) this.recheckSettled = !(await this.sendRemovedAgain(view, sent));
     return this.options.wallet ? this.payQueued(this.options.wallet, sent) : 0;
   }
 
@@ -99,6 +107,34 @@ export class EthereumPayer extends PayoutJob {
       if (await this.replace(this.options.wallet, withdrawal, latest)) return;
     }
     await this.broadcast(withdrawal, latest);
+  }
+
+  override resumedAfterReorg(): void {
+    this.recheckSettled = true;
+  }
+
+  /**
+   * A reorg deeper than the rule of finality (the scanner halts on it; this runs at the first round and
+   * after the operator resumes) can take a settled payout's block away, its withdrawal DONE. Its signed
+   * bytes are still the one transaction under its nonce, which the reorg gave back to the hot wallet: they
+   * are sent again, so the same transfer lands again (never a second one: the same hash). True when every
+   * settled payout within REORG_RECHECK_BLOCKS is in the chain.
+   */
+  private async sendRemovedAgain(view: View, sent: SentPayout[]): Promise<boolean> {
+    const out = new Set(sent.map((payout) => payout.withdrawal.uuid));
+    const settled = (await minedSince(this.options.db, 'Ethereum', view.latest - REORG_RECHECK_BLOCKS)).filter((t) => !out.has(t.withdrawal_uuid));
+    let allThere = true;
+    for (const transaction of settled) {
+      if (await this.options.node.receipt(transaction.tx_hash)) continue;
+      allThere = false;
+      const withdrawal = { uuid: transaction.withdrawal_uuid };
+      const fields = { txId: transaction.tx_hash, nonce: transaction.nonce?.toString() };
+      this.log('warn', withdrawal, fields, "a reorg took a DONE payout's transaction out of the chain: its same signed bytes are sent again");
+      if ((await this.broadcast(withdrawal, { ...transaction, broadcast_at: transaction.broadcast_at ?? new Date() })) === 'nonce spent') {
+        this.log('error', withdrawal, fields, "a DONE payout's transaction left the chain in a reorg and another transaction holds its nonce now: its destination may not hold its amount, for the operator");
+      }
+    }
+    return allThere;
   }
 
   /**

@@ -55,6 +55,12 @@ export abstract class PayoutJob {
   protected abstract pay(): Promise<number>;
 
   /**
+   * The network was resumed after a reorg deeper than its rule of finality (its watch halted): payouts
+   * already DONE may have lost their block. The network's payer looks again (`ethereum-payer.ts`).
+   */
+  resumedAfterReorg(): void {}
+
+  /**
    * Each payout that is out, followed on its own: one payout's trouble (a node's odd answer, a row that
    * refuses) is logged and never stops the round for the others. A lost lease ends the round.
    */
@@ -80,17 +86,18 @@ export abstract class PayoutJob {
    * that took them away). A node's refusal is logged and tried again next round; a write refused (the
    * lease lost) ends the round.
    */
-  protected async broadcast(withdrawal: WithdrawalRow, transaction: PayoutTransaction): Promise<void> {
+  protected async broadcast(withdrawal: Pick<WithdrawalRow, 'uuid'>, transaction: PayoutTransaction): Promise<string | undefined> {
     let result: string;
     try {
       result = await this.send(transaction.raw!);
     } catch (error) {
       this.log('warn', withdrawal, { txId: transaction.tx_hash, err: (error as Error).message }, 'payout broadcast refused; sent again next round');
-      return;
+      return undefined;
     }
-    if (transaction.broadcast_at !== null) return;
+    if (transaction.broadcast_at !== null) return result;
     await this.write((tx) => markBroadcast(tx, transaction.id));
     if (result === 'sent') this.log('info', withdrawal, { txId: transaction.tx_hash, ...(transaction.nonce !== null ? { nonce: transaction.nonce.toString() } : {}) }, 'payout broadcast');
+    return result;
   }
 
   /** Writes under the round's fence, in one database transaction. */
@@ -117,7 +124,7 @@ export abstract class PayoutJob {
     });
   }
 
-  protected log(level: 'info' | 'warn' | 'error', withdrawal: WithdrawalRow, fields: Record<string, unknown>, message: string): void {
+  protected log(level: 'info' | 'warn' | 'error', withdrawal: Pick<WithdrawalRow, 'uuid'>, fields: Record<string, unknown>, message: string): void {
     this.job.log?.[level]?.({ network: this.network, withdrawal: withdrawal.uuid, ...fields }, message);
   }
 

@@ -84,6 +84,17 @@ export async function recordIntent(tx: Sql, intent: Intent, move: 'sent' | 'rese
     return written;
 }
 
+/**
+ * The hot wallet's transactions of the network marked mined in block `from` or above: after a reorg deeper
+ * than the rule of finality, the payer looks again whether each is still in the chain.
+ */
+export function minedSince(sql: Sql, network: Network, from: bigint): Promise<PayoutTransaction[]> {
+  return sql.query<PayoutTransaction>(
+    `SELECT ${TRANSACTION_COLUMNS} FROM payout_transactions WHERE network = $1 AND payer = 'hot_wallet' AND state = 'mined' AND block_number >= $2 ORDER BY nonce, payout_transactions.id`,
+    [network, from],
+  );
+}
+
 export async function markBroadcast(sql: Sql, id: string): Promise<void> {
   await sql.query('UPDATE payout_transactions SET broadcast_at = now() WHERE id = $1', [id]);
 }

@@ -409,7 +409,14 @@ describe('paying withdrawals through chaos on anvil (issue 53)', () => {
     await chain.rpc('anvil_reorg', [depth, []]); // every payout's block replaced by one without it
     for (const { to } of asked) expect(await token.balanceOf(to)).toBe(0n);
     await mining(true);
-    await check(await settle(client!, 30_000));
+    // Deeper than the confirmations: the scanner halts the network, and the operator resumes it after review.
+    const readyz = `${run!.platforms[0]!.baseUrl}/readyz`;
+    await until('the scanner to halt Ethereum', async () => ((await (await fetch(readyz)).json()) as { status: string }).status === 'chain_halted' || undefined, 60_000);
+    const resumed = await runCommand(['chain', 'resume', '--blockchain', 'Ethereum'], run!.env);
+    expect(resumed.code).toBe(0);
+    // The payer sends each DONE payout's same signed bytes again: the same transfers land again, once.
+    await check(await settle(client!, 60_000));
+    expect(run!.output.join('\n')).toContain("a reorg took a DONE payout's transaction out of the chain: its same signed bytes are sent again");
   }, 240_000);
 
   it('(g) kill -9 at random moments during a burst of payouts, restarted each time', async () => {
