@@ -18,7 +18,6 @@ import { EthereumNode } from '../payouts/ethereum-node.js';
 import { EthereumPayer } from '../payouts/ethereum-payer.js';
 import { TronNode } from '../payouts/tron-node.js';
 import { TronPayer } from '../payouts/tron-payer.js';
-import type { PayoutJob } from '../payouts/payout-job.js';
 import { toTronAddress } from '../addresses/derivation.js';
 import { checkKeyFile, HotWalletKeyError, loadHotWallet, type HotWallet } from '../payouts/hot-wallet.js';
 import type { PayoutGauges } from '../payouts/payout-gauges.js';
@@ -50,7 +49,7 @@ function tronAddressOf(contract: string): string {
  * deposits the reorg removed, and its chain is in question, so nothing is signed, sent or followed on it
  * until the operator resumes it (queued withdrawals stay queued). Said once as it starts waiting, once as it goes on.
  */
-function unlessHalted(db: Database, network: Network, payer: PayoutJob, round: () => Promise<boolean>, log: Logger | undefined): () => Promise<boolean> {
+function unlessHalted(db: Database, network: Network, round: () => Promise<boolean>, log: Logger | undefined): () => Promise<boolean> {
   let waiting = false;
   return async () => {
     const halted = await networkHalt(db, network);
@@ -59,10 +58,7 @@ function unlessHalted(db: Database, network: Network, payer: PayoutJob, round: (
       waiting = true;
       return false;
     }
-    if (waiting) {
-      log?.info?.({ network }, `${network} is resumed: paying its withdrawals again`);
-      payer.resumedAfterReorg();
-    }
+    if (waiting) log?.info?.({ network }, `${network} is resumed: paying its withdrawals again`);
     waiting = false;
     return round();
   };
@@ -158,7 +154,7 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
     });
     const lease = leaseOf('payout:Ethereum');
     payoutLeases.push(lease);
-    const round = unlessHalted(db, 'Ethereum', payer, () => payer.round(lease.fence()), log);
+    const round = unlessHalted(db, 'Ethereum', () => payer.round(lease.fence()), log);
     payouts.push(runRepeatedly(async () => (await lease.holds()) && round(), ethereumChain.pollIntervalSeconds * 1000, (error) => log?.warn({ err: error }, 'paying Ethereum withdrawals failed')));
   }
   // Tron's payouts go through its HTTP API (TRON_API_URL), not the JSON-RPC the scanner reads.
@@ -178,7 +174,7 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
     });
     const lease = leaseOf('payout:Tron');
     payoutLeases.push(lease);
-    const round = unlessHalted(db, 'Tron', payer, () => payer.round(lease.fence()), log);
+    const round = unlessHalted(db, 'Tron', () => payer.round(lease.fence()), log);
     payouts.push(runRepeatedly(async () => (await lease.holds()) && round(), (tronChain?.pollIntervalSeconds ?? TRON_BLOCK_SECONDS) * 1000, (error) => log?.warn({ err: error }, 'paying Tron withdrawals failed')));
   }
   return {

@@ -55,8 +55,10 @@ export class EthereumPayer extends PayoutJob {
   private balancesReadAt = -Infinity;
   /** Where each spent nonce of the hot wallet was found spent ("address:nonce" → block): final, so kept. */
   private readonly spentAt = new Map<string, bigint>();
-  /** Whether settled payouts are to be looked at again: at the first round, and after a resume, until each is found. */
+  /** Whether settled payouts are to be looked at again: at the first round, and after a reorg below the final block, until each is found. */
   private recheckSettled = true;
+  /** The final block of the last round, by number and hash: if its hash changes, a reorg went deeper than the rule of finality. */
+  private lastFinal: { number: bigint; hash: string } | undefined;
 
   constructor(private readonly options: EthereumPayerOptions) {
     super('Ethereum', options);
@@ -75,6 +77,7 @@ export class EthereumPayer extends PayoutJob {
       },
     };
     const { sent } = await this.followEach((payout) => this.follow(payout, view));
+    if (await this.finalBlockReplaced(heads.confirmed)) this.recheckSettled = true;
     if (this.recheckSettled) this.recheckSettled = !(await this.sendRemovedAgain(view, sent));
     return this.options.wallet ? this.payQueued(this.options.wallet, sent) : 0;
   }
@@ -109,13 +112,21 @@ export class EthereumPayer extends PayoutJob {
     await this.broadcast(withdrawal, latest);
   }
 
-  override resumedAfterReorg(): void {
-    this.recheckSettled = true;
+  /**
+   * Whether the last round's final block was replaced since: a reorg deeper than the rule of finality (the
+   * scanner halts on it, and the payer waits until the operator resumes). One block asked a round.
+   */
+  private async finalBlockReplaced(final: bigint): Promise<boolean> {
+    const { rpc } = this.options.node;
+    const replaced = this.lastFinal !== undefined && (await rpc.block(this.lastFinal.number))?.hash !== this.lastFinal.hash;
+    const block = final >= 0n ? await rpc.block(final) : undefined;
+    this.lastFinal = block && { number: block.number, hash: block.hash };
+    return replaced;
   }
 
   /**
-   * A reorg deeper than the rule of finality (the scanner halts on it; this runs at the first round and
-   * after the operator resumes) can take a settled payout's block away, its withdrawal DONE. Its signed
+   * A reorg deeper than the rule of finality (looked for at the first round, and when the last round's
+   * final block was replaced) can take a settled payout's block away, its withdrawal DONE. Its signed
    * bytes are still the one transaction under its nonce, which the reorg gave back to the hot wallet: they
    * are sent again, so the same transfer lands again (never a second one: the same hash). True when every
    * settled payout within REORG_RECHECK_BLOCKS is in the chain.

@@ -55,12 +55,6 @@ export abstract class PayoutJob {
   protected abstract pay(): Promise<number>;
 
   /**
-   * The network was resumed after a reorg deeper than its rule of finality (its watch halted): payouts
-   * already DONE may have lost their block. The network's payer looks again (`ethereum-payer.ts`).
-   */
-  resumedAfterReorg(): void {}
-
-  /**
    * Each payout that is out, followed on its own: one payout's trouble (a node's odd answer, a row that
    * refuses) is logged and never stops the round for the others. A lost lease ends the round.
    */
