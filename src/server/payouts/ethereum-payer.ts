@@ -114,11 +114,15 @@ export class EthereumPayer extends PayoutJob {
 
   /**
    * Whether the last round's final block was replaced since: a reorg deeper than the rule of finality (the
-   * scanner halts on it, and the payer waits until the operator resumes). One block asked a round.
+   * scanner halts on it, and the payer waits until the operator resumes). One block asked a round, two
+   * when the final block moved.
    */
   private async finalBlockReplaced(final: bigint): Promise<boolean> {
     const { rpc } = this.options.node;
-    const replaced = this.lastFinal !== undefined && (await rpc.block(this.lastFinal.number))?.hash !== this.lastFinal.hash;
+    const last = this.lastFinal;
+    const replaced = last !== undefined && (await rpc.block(last.number))?.hash !== last.hash;
+    // The final block has not moved since (and is still there): nothing more to ask.
+    if (last !== undefined && !replaced && last.number === final) return false;
     const block = final >= 0n ? await rpc.block(final) : undefined;
     this.lastFinal = block && { number: block.number, hash: block.hash };
     return replaced;

@@ -7,10 +7,10 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } 
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HDKey } from '@scure/bip32';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runProcess } from '../../support/cli.js';
 import { keyLeaks } from '../../support/key-leak.js';
+import { liveEnv } from '../../support/live-env.js';
 import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'partner-key-file-'));
@@ -18,14 +18,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let made = 0;
 
 /** A live platform's settings without a chain: no scanner, no payer, yet the jobs load the hot wallets. */
-function liveEnv(): Record<string, string> {
-  const seed = randomBytes(32);
+function liveSettings(): Record<string, string> {
   return {
-    PARTNER_API_MODE: 'live',
-    PUBLIC_URL: 'https://pay.partner.example',
-    SECRET_KEY: randomBytes(32).toString('base64'),
-    ETHEREUM_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/60'/0'").publicExtendedKey,
-    TRON_XPUB: HDKey.fromMasterSeed(seed).derive("m/44'/195'/0'").publicExtendedKey,
+    ...liveEnv(),
     DATABASE_URL: '',
     DATA_DIR: join(dir, `data-${++made}`),
     // Every line the platform writes, the most detailed: none may show the key.
@@ -74,7 +69,7 @@ describe('serve with a payout key file', () => {
     const key = randomBytes(32).toString('hex');
     const file = keyFile('shared.key', key, 0o644);
     const line = `ETHEREUM_PAYOUT_KEY_FILE: the Ethereum payout key file ${JSON.stringify(file)} is readable or writable by others (mode 0644): allow its owner only, e.g. chmod 600`;
-    await refusedBeforeStart({ ...liveEnv(), ETHEREUM_PAYOUT_KEY_FILE: file }, key, line);
+    await refusedBeforeStart({ ...liveSettings(), ETHEREUM_PAYOUT_KEY_FILE: file }, key, line);
   });
 
   // Tests run as root, which may read any file: the owner alone decides.
@@ -83,12 +78,12 @@ describe('serve with a payout key file', () => {
     const file = keyFile('nobodys.key', key, 0o600);
     chownSync(file, 65534, 65534);
     const line = `TRON_PAYOUT_KEY_FILE: the Tron payout key file ${JSON.stringify(file)} belongs to another user (uid 65534, the platform runs as uid 0): chown it to the user that runs the platform`;
-    await refusedBeforeStart({ ...liveEnv(), TRON_PAYOUT_KEY_FILE: file }, key, line);
+    await refusedBeforeStart({ ...liveSettings(), TRON_PAYOUT_KEY_FILE: file }, key, line);
   });
 
   it('starts with owner-only files of its own user (0600, 0400), and shows neither key in any line', async () => {
     const keys = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
-    const env = { ...liveEnv(), ETHEREUM_PAYOUT_KEY_FILE: keyFile('own-ethereum.key', keys[0]!, 0o600), TRON_PAYOUT_KEY_FILE: keyFile('own-tron.key', keys[1]!, 0o400) };
+    const env = { ...liveSettings(), ETHEREUM_PAYOUT_KEY_FILE: keyFile('own-ethereum.key', keys[0]!, 0o600), TRON_PAYOUT_KEY_FILE: keyFile('own-tron.key', keys[1]!, 0o400) };
     running = await startPartnerApi(env);
     expect((await fetch(`${running.baseUrl}/healthz`)).status).toBe(200);
     const output = running.process.output();
@@ -105,7 +100,7 @@ describe('serve with a payout key file', () => {
     const { port, server } = await heldPort();
     held?.close();
     held = server;
-    const flagged = await runProcess(['serve', '--mode', 'sandbox', '--port', String(port)], { ...liveEnv(), TRON_PAYOUT_KEY_FILE: keyFile('sandbox-tron.key', key, 0o600) });
+    const flagged = await runProcess(['serve', '--mode', 'sandbox', '--port', String(port)], { ...liveSettings(), TRON_PAYOUT_KEY_FILE: keyFile('sandbox-tron.key', key, 0o600) });
     expect(flagged).toMatchObject({ code: 78, stdout: '' });
     expect(flagged.stderr).toMatch(/^partner-api: bad configuration: TRON_PAYOUT_KEY_FILE is refused in sandbox mode: .*--mode live\n$/);
   });
