@@ -8,6 +8,7 @@ import { formatDecimalUnits } from '../shared/money.js';
 import { rescanOrder } from '../chain/rescan.js';
 import { RefusedError, UsageError } from './errors.js';
 import { networkFlag, type Flags } from './flags.js';
+import { JSON_FLAG, blockchainFlag, printedResult, type Command } from './command.js';
 import { parseExactInteger } from '../shared/exact-integer.js';
 type Output = { value: unknown; text: string };
 
@@ -55,3 +56,30 @@ export async function depositsRescanCommand(platform: Platform, flags: Flags): P
     credits.map((c) => `\n  credited ${c.amount} → receivedAmount ${c.receivedAmount} (${c.status})`).join('');
   return { value, text };
 }
+
+export const CHAIN_COMMANDS: Command[] = [
+  {
+    words: ['deposits', 'rescan'],
+    summary: "scans the chain for an order's address and credits what was missed, e.g. a payment after the watch window",
+    flags: {
+      order: { value: 'UUID', description: "the order's uuid", required: true },
+      'from-block': { value: 'N', description: "the first block to scan (default: about the order's creation)" },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api deposits rescan --order 0b9a… --from-block 71000000',
+    runByRunningPlatform: true,
+    run: printedResult(depositsRescanCommand),
+  },
+  {
+    words: ['chain', 'resume'],
+    summary: 'resumes crediting and payouts on a network halted by a reorg deeper than its confirmations, after review; reverses the deposits the reorg removed',
+    flags: {
+      blockchain: { ...blockchainFlag('the halted network'), required: true },
+      'from-block': { value: 'N', description: 'rescan from this block (the first block the reorg replaced)' },
+      json: JSON_FLAG,
+    },
+    example: 'partner-api chain resume --blockchain Ethereum --from-block 21000000',
+    runByRunningPlatform: true,
+    run: printedResult(chainResumeCommand),
+  },
+];

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAddressDeriver } from '../../../src/server/addresses/derivation.js';
-import { addressesExport, csvField, exportFilters } from '../../../src/server/cli/address-export.js';
+import { addressesExport, csvField, exportFilters } from '../../../src/server/cli/address-commands.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { runCommand } from '../../support/cli.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';

@@ -5,6 +5,7 @@ import { issuedAddresses, networkIndexes, type IssuedAddress, type NetworkIndexe
 import type { Platform } from '../platform.js';
 import { UsageError } from './errors.js';
 import { dateFlag, networkFlag, type Flags } from './flags.js';
+import { blockchainFlag, withPlatform, type Command } from './command.js';
 import { platformDateTime } from '../shared/time.js';
 
 const COLUMNS = ['network', 'index', 'derivation_path', 'address', 'merchant_id', 'merchant', 'order', 'external_id', 'issued_at', 'credited_units', 'last_credit_at'];
@@ -65,3 +66,27 @@ export async function addressesExport(platform: Platform, { network, from, to }:
   const csv = [COLUMNS.join(','), ...addresses.map(csvRow)].join('\r\n') + '\r\n';
   return { json, csv, summary: networks.map(indexesLine).join('\n') || 'no addresses issued' };
 }
+
+export const ADDRESS_COMMANDS: Command[] = [
+  {
+    words: ['addresses', 'export'],
+    summary: 'lists every issued deposit address with its derivation path, merchant, order and credited total (CSV, or JSON), and each network\'s highest used index and largest gap',
+    flags: {
+      blockchain: blockchainFlag("only this network's addresses"),
+      from: { value: 'DATE', description: 'only addresses issued at or after this date (2026-11-01, or 2026-11-01T12:00:00Z)' },
+      to: { value: 'DATE', description: 'only addresses issued before this date' },
+      json: { description: 'print JSON (the addresses and each network\'s indexes) instead of CSV' },
+    },
+    example: 'partner-api addresses export --blockchain Tron --from 2026-11-01 > tron-addresses.csv',
+    runByRunningPlatform: true,
+    async run(flags, config, io) {
+      const filters = exportFilters(flags);
+      const exported = await withPlatform(io, config, (p) => addressesExport(p, filters));
+      if (flags.json) io.stdout.write(exported.json + '\n');
+      else {
+        io.stdout.write(exported.csv);
+        io.stderr.write(exported.summary + '\n'); // beside the CSV, not in it
+      }
+    },
+  },
+];
