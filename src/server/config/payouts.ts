@@ -1,0 +1,62 @@
+// Paying withdrawals: the hot wallets' key files (live mode only), the Tron API payouts use, the most a
+// payout may spend on fees, when one is replaced, how long one waits for funds; and the sandbox's own
+// settlement of withdrawals asked for through the API.
+import type { Network } from '../shared/network.js';
+import type { Mode } from './server.js';
+import { ConfigError, integer, optionalUrl, type SettingGetter } from './values.js';
+
+export const PAYOUT_SETTINGS = {
+  'sandbox-withdrawal-seconds': { env: 'SANDBOX_WITHDRAWAL_SECONDS' },
+  'tron-payout-key-file': { env: 'TRON_PAYOUT_KEY_FILE' },
+  'ethereum-payout-key-file': { env: 'ETHEREUM_PAYOUT_KEY_FILE' },
+  'tron-api-url': { env: 'TRON_API_URL', secret: true },
+  'ethereum-max-fee-gwei': { env: 'ETHEREUM_MAX_FEE_GWEI' },
+  'tron-fee-limit-sun': { env: 'TRON_FEE_LIMIT_SUN' },
+  'tron-payout-expiration-seconds': { env: 'TRON_PAYOUT_EXPIRATION_SECONDS' },
+  'payout-replace-after-seconds': { env: 'PAYOUT_REPLACE_AFTER_SECONDS' },
+  'payout-funds-wait-hours': { env: 'PAYOUT_FUNDS_WAIT_HOURS' },
+} as const;
+
+export interface PayoutConfig {
+  /** The file of each network's hot wallet key (only the signing code reads it; live mode only); none: that network is paid by hand. */
+  keyFiles: Record<Network, string | undefined>;
+  /** Tron's HTTP API (java-tron's /wallet and /walletsolidity), where Tron payouts are broadcast and confirmed. */
+  tronApiUrl: string | undefined;
+  /** The most an Ethereum payout pays per gas (maxFeePerGas), in wei. */
+  ethereumMaxFeePerGas: bigint;
+  /** The most TRX (in sun) a Tron payout may burn for its energy (fee_limit). */
+  tronFeeLimitSun: number;
+  /** How long a Tron payout's transaction may wait to be included (its expiration after its reference block). */
+  tronExpirationSeconds: number;
+  /** A payout not mined this long after it was sent is replaced with higher fees (Ethereum, same nonce). */
+  replaceAfterSeconds: number;
+  /** A queued withdrawal the hot wallet has not covered this long fails, its hold released. */
+  fundsWaitHours: number;
+}
+
+export function payoutConfig(mode: Mode, get: SettingGetter<typeof PAYOUT_SETTINGS>): PayoutConfig {
+  return {
+    keyFiles: payoutKeyFiles(mode, { Tron: get('tron-payout-key-file'), Ethereum: get('ethereum-payout-key-file') }),
+    tronApiUrl: optionalUrl('TRON_API_URL', get('tron-api-url')),
+    ethereumMaxFeePerGas: BigInt(integer('ETHEREUM_MAX_FEE_GWEI', get('ethereum-max-fee-gwei') ?? '200', 1, 1_000_000)) * 1_000_000_000n,
+    // A USDT transfer takes about 65,000 energy (131,000 to an address that never held it): at 420 sun
+    // an energy a wallet without staked energy burns 27-55 TRX; 100 TRX leaves room (15,000 at most).
+    tronFeeLimitSun: integer('TRON_FEE_LIMIT_SUN', get('tron-fee-limit-sun') ?? '100000000', 1, 15_000_000_000),
+    tronExpirationSeconds: integer('TRON_PAYOUT_EXPIRATION_SECONDS', get('tron-payout-expiration-seconds') ?? '600', 60, 86_400),
+    replaceAfterSeconds: integer('PAYOUT_REPLACE_AFTER_SECONDS', get('payout-replace-after-seconds') ?? '180', 1, 86_400),
+    fundsWaitHours: integer('PAYOUT_FUNDS_WAIT_HOURS', get('payout-funds-wait-hours') ?? '72', 1, 8760),
+  };
+}
+
+/**
+ * The hot wallets' key files: live mode only. A sandbox's balances are made up (its deposit helper
+ * credits what no chain received), and a hot wallet there would pay them out in real tokens.
+ */
+function payoutKeyFiles(mode: Mode, files: Record<Network, string | undefined>): Record<Network, string | undefined> {
+  for (const network of ['Ethereum', 'Tron'] as const) {
+    if (mode === 'sandbox' && files[network] !== undefined) {
+      throw new ConfigError(`${network.toUpperCase()}_PAYOUT_KEY_FILE is refused in sandbox mode: the sandbox's balances are made up (its deposit helper), and a hot wallet would pay them out in real tokens; payouts on chain need --mode live`);
+    }
+  }
+  return files;
+}
