@@ -136,15 +136,31 @@ export class PaymentLinks {
  * A request URL for logs: a page link's token is a capability, so it is left out. Whatever the path's
  * spelling: percent-escapes (`/%70ay/…` opens the page), doubled slashes and any case (`//pay/…`,
  * `/pay//…`, `/PAY/…` answer 404, and were logged with the token, issue 50) are read as the router
- * might, and a path that then names a page has its third segment, the token, replaced.
+ * might, and a path that then names a page has its third segment, the token, replaced. Dot segments
+ * (`/pay/./UUID/TOKEN`, `/x/../pay/…`) and backslashes are resolved as a browser or a proxy would (RFC
+ * 3986, 5.2.4): the token is found wherever a normalising hop would have taken the path (issue 57).
  */
 export function withoutToken(url: string): string {
   const queryAt = url.indexOf('?');
   const path = queryAt === -1 ? url : url.slice(0, queryAt);
-  const segments = decodedPath(path).replace(/\/{2,}/g, '/').split('/');
+  const segments = withoutDotSegments(decodedPath(path).replace(/\\/g, '/').replace(/\/{2,}/g, '/').split('/'));
   if (segments[1]?.toLowerCase() !== PAGE_PREFIX.slice(1) || segments.length < 4) return url;
   segments[3] = '…';
   return segments.join('/') + (queryAt === -1 ? '' : url.slice(queryAt));
+}
+
+/** A path's segments (the first empty: the leading slash) with `.` dropped and `..` taking the one before away. */
+function withoutDotSegments(segments: string[]): string[] {
+  const kept: string[] = [];
+  for (const segment of segments) {
+    if (segment === '.') continue;
+    if (segment === '..') {
+      if (kept.length > 1) kept.pop();
+      continue;
+    }
+    kept.push(segment);
+  }
+  return kept;
 }
 
 /** A path with its percent-escapes decoded, twice over at most (`%2570` is `%70` is `p`); as it is where one is malformed. */

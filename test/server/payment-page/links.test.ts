@@ -72,5 +72,10 @@ describe('payment links', () => {
     expect(withoutToken(path)).toBe(`/pay/${uuid}/…`);
     expect(withoutToken(`${path}/state?lang=ru`)).toBe(`/pay/${uuid}/…/state?lang=ru`);
     expect(withoutToken('/partner/v2/platforms/orders/x')).toBe('/partner/v2/platforms/orders/x');
+    // Dot segments and backslashes, resolved as a browser or a proxy would (issue 57).
+    expect(withoutToken(path.replace('/pay/', '/pay/./'))).toBe(`/pay/${uuid}/…`);
+    expect(withoutToken(path.replace('/pay/', '/a/b/../../pay/'))).toBe(`/pay/${uuid}/…`);
+    expect(withoutToken(path.replace('/pay/', '/../pay/'))).toBe(`/pay/${uuid}/…`);
+    expect(withoutToken(path.replace('/pay/', '\\pay\\'))).toBe(`/pay/${uuid}/…`);
   });
 });
