@@ -126,7 +126,13 @@ describe.each(DATABASES)('a page on %s', (kind) => {
     expect(texts[0]).toContain('merchant_id = $1::uuid AND status = $2');
     expect(texts[0]).toContain("timestamptz 'epoch' + $3::bigint * interval '1 microsecond', $4::uuid");
     expect(texts[0]).not.toMatch(/SELECT (\$|c\.created_at)/);
-    expect(plans).toEqual([{ name: expect.stringMatching(/^partner_shaped_/), custom_plans: 8n, generic_plans: 0n }]);
+    // What the planner then does is its own choice (plan_cache_mode auto): the first five runs are planned
+    // for their values, and after that it may keep a generic plan once it prices one no worse, which
+    // depends on the statistics an autoanalyze may have refreshed meanwhile (issue 57: 5 custom and 3
+    // generic, once under load). Asserted: the values in view (the text above), and one prepared
+    // statement run 8 times, however the planner chose to plan its last three.
+    expect(plans).toEqual([{ name: expect.stringMatching(/^partner_shaped_/), custom_plans: expect.any(BigInt), generic_plans: expect.any(BigInt) }]);
+    expect(plans[0]!.custom_plans + plans[0]!.generic_plans).toBe(8n);
   });
 });
 
