@@ -22,16 +22,17 @@ const EXIT = { ok: 0, refused: 1, usage: 64, unavailable: 69, software: 70, cann
  * and by then the command has loaded them.
  */
 async function platformErrors() {
-  const [{ RescanError }, { ScannerStartError }, { InvalidExtendedKeyError }, { PortInUseError }, { WorkerStartError }] = await Promise.all([
+  const [{ RescanError }, { ScannerStartError }, { InvalidExtendedKeyError }, { PortInUseError }, { WorkerStartError }, { RpcError }] = await Promise.all([
     import('./chain/rescan.js'),
     import('./chain/scanner.js'),
     import('./addresses/derivation.js'),
     import('./process/serve.js'),
     import('./process/cluster.js'),
+    import('./chain/rpc.js'),
   ]);
   /** Errors whose message is written for the operator: printed as they are. */
   const operatorErrors = [RefusedError, DataDirectoryBusyError, MasterKeyMismatchError, RescanError, ScannerStartError, InvalidExtendedKeyError];
-  return { PortInUseError, WorkerStartError, operatorErrors };
+  return { PortInUseError, WorkerStartError, RpcError, operatorErrors };
 }
 
 const HELP_FLAGS = { help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } } as const;
@@ -91,7 +92,7 @@ function overview(commands = COMMANDS, title = 'partner-api: the reference platf
     `  ${commands[0]!.example}`,
     '',
     `help on a command: partner-api ${name(commands[0]!)} --help, and so on`,
-    'exit codes: 0 done, 1 nothing found or refused, 64 usage error, 69 unavailable (database unreachable, port in use), 70 unexpected error,',
+    'exit codes: 0 done, 1 nothing found or refused, 64 usage error, 69 unavailable (database or chain node unreachable, port in use), 70 unexpected error,',
     '  73 data directory cannot be created, 78 bad configuration (a setting, or a port or host the system refuses)',
     `version: partner-api --version`,
   ].join('\n');
@@ -228,9 +229,15 @@ async function report(error: unknown, argv: string[], io: Io): Promise<number> {
     write(error.message);
     return EXIT.cannotCreate;
   }
-  const { PortInUseError, WorkerStartError, operatorErrors } = await platformErrors();
+  const { PortInUseError, WorkerStartError, RpcError, operatorErrors } = await platformErrors();
   if (error instanceof PortInUseError) {
     write(error.message);
+    return EXIT.unavailable;
+  }
+  // A node that did not answer, or refused: not the platform's fault, and a command it stopped can run
+  // again (a rescan credits each transfer once, a resume starts over).
+  if (error instanceof RpcError) {
+    write(`the chain's node failed: ${error.message.split('\n')[0]}; run the command again once it answers`);
     return EXIT.unavailable;
   }
   if (error instanceof WorkerStartError) {

@@ -147,17 +147,31 @@ export class JsonRpcClient {
   }
 
   async call<T>(method: string, params: unknown[]): Promise<T> {
-    const response = await fetch(this.url, {
-      method: 'POST',
-      headers: this.headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
+    const response = await this.post(method, JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }));
     if (!response.ok) throw new RpcError(`${method}: HTTP ${response.status}`, undefined, response.status);
     const reply = (await response.json()) as { result?: T; error?: { code: number; message: string } };
     if (reply.error) throw new RpcError(`${method}: ${reply.error.message}`, reply.error.code);
     if (reply.result === undefined) throw new RpcError(`${method}: no result`);
     return reply.result;
+  }
+
+  /**
+   * One POST, tried a second time when no answer came at all: fetch's TypeError ("fetch failed": refused,
+   * reset, or a kept-alive socket the node closed just as it was reused, which a loaded machine meets;
+   * issue 57). Every call may be sent twice: a read is a read, and the same signed bytes sent again are
+   * "already known". A second failure is an RpcError naming the cause, never the URL (it may hold a key).
+   */
+  private async post(method: string, body: string): Promise<Response> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fetch(this.url, { method: 'POST', headers: this.headers, body, signal: AbortSignal.timeout(this.timeoutMs) });
+      } catch (error) {
+        if (!(error instanceof TypeError)) throw error; // a timeout, as it came
+        if (attempt < 2) continue;
+        const cause = (error.cause as { code?: unknown } | undefined)?.code;
+        throw new RpcError(`${method}: no answer from the node (${typeof cause === 'string' ? cause : error.message})`);
+      }
+    }
   }
 
   async blockNumber(): Promise<bigint> {
