@@ -157,8 +157,12 @@ async function run(argv: string[], io: Io): Promise<number> {
     return EXIT.ok;
   }
   const asksHelp = argv[0] === 'help' || argv.includes('--help') || argv.includes('-h');
-  const words = (argv[0] === 'help' ? argv.slice(1) : argv).filter((a) => !a.startsWith('-'));
+  const line = argv[0] === 'help' ? argv.slice(1) : argv;
+  const words = line.filter((a) => !a.startsWith('-'));
   const { command, group } = findCommand(words);
+  // `withdrawals bogus --help` named no command of the group: a usage error, not the group's help and 0.
+  const unknownInGroup = !command && group.length > 0 && line[1] !== undefined && !line[1].startsWith('-');
+  if (unknownInGroup) throw new UsageError(`${group[0]!.words[0]} has no command ${line[1]}: it has ${group.map((c) => c.words.at(-1)).join(', ')}`);
   if (asksHelp) {
     if (command) io.stdout.write(commandHelp(command) + '\n');
     else if (group.length > 0) io.stdout.write(overview(group, `partner-api ${group[0]!.words[0]}: its commands`) + '\n');

@@ -272,6 +272,9 @@ describe('partner-api as shipped software: help, version, usage errors, one line
     [['merchants', 'create', 'shop'], 'partner-api: unexpected argument shop (see partner-api merchants create --help)'],
     [['merchants', 'create', '-x'], 'partner-api: unknown flag -x (see partner-api merchants create --help)'],
     [['merchants'], 'partner-api: merchants needs one of: create, set-display-name, rotate-secrets, end-grace, set-withdrawals (see partner-api merchants --help)'],
+    // Not the group's help and exit 0 (issue 57 item 13).
+    [['merchants', 'bogus', '--help'], 'partner-api: merchants has no command bogus: it has create, set-display-name, rotate-secrets, end-grace, set-withdrawals (see partner-api merchants --help)'],
+    [['merchants', 'bogus', '--name', 'x'], 'partner-api: merchants has no command bogus: it has create, set-display-name, rotate-secrets, end-grace, set-withdrawals (see partner-api merchants --help)'],
     [['withdrawals', 'set-status', '--uuid', 'nope', '--status', 'DONE'], 'partner-api: --uuid must be a withdrawal uuid (see partner-api withdrawals set-status --help)'],
     [[], 'partner-api: a command is required (see partner-api --help)'],
   ])('usage error %j: one line, exit 64', async (args, line) => {
