@@ -41,6 +41,8 @@ export function printBanner(config: Config, url: string, credentials: SandboxCre
   ];
   if (workers > 1) lines.push(`  workers:   ${workers} processes sharing the port (node:cluster)`);
   lines.push(`  callbacks: ${callbackReach(config)}`);
+  // A merchant's test loop meets the limit first (issue 57: said nowhere): where it stands, and what changes it.
+  lines.push(`  rate limit: ${config.rateLimit.limit} requests per ${config.rateLimit.windowSeconds} s per API key (then 429 rate_limited; RATE_LIMIT=requests/seconds changes it)`);
   if (credentials) {
     lines.push(
       'Sandbox merchant (test credentials, never for real funds):',

@@ -38,7 +38,7 @@ async function startAndRequest(env: Record<string, string>): Promise<{ stdout: s
 // Real processes: slow on a busy machine.
 describe('serve starts quietly', { timeout: 120_000 }, () => {
   it('prints the banner first, on stderr, with export lines, and no request log in the sandbox by default', async () => {
-    const { stdout, stderr } = await startAndRequest({});
+    const { stdout, stderr } = await startAndRequest({ RATE_LIMIT: '' });
     const lines = stderr.split('\n');
     expect(lines[0]).toMatch(/^Partner API \(sandbox mode\) listening on http:\/\/127\.0\.0\.1:\d+$/);
     const url = /listening on (\S+)/.exec(lines[0]!)![1];
@@ -52,6 +52,8 @@ describe('serve starts quietly', { timeout: 120_000 }, () => {
     expect(lines).toContain(
       '  callbacks: public addresses and this machine (http://127.0.0.1:PORT/…, http://localhost:PORT/…): the sandbox listens on loopback only; other private addresses refused',
     );
+    // Issue 57: the limit a merchant's test loop meets first, as set (the default here).
+    expect(lines).toContain('  rate limit: 100 requests per 60 s per API key (then 429 rate_limited; RATE_LIMIT=requests/seconds changes it)');
   });
 
   it('logs each request as JSON on stdout when LOG_LEVEL=info, and never the banner or a secret there', async () => {
