@@ -10,7 +10,7 @@ import { RefusedError, UsageError } from './cli/errors.js';
 import { isCleanText, type Flags } from './cli/flags.js';
 import { ConfigError, isSecretSetting, readConfig, SETTING_NAMES, settingEnv, type Config } from './config.js';
 import { contract } from './http/openapi-document.js';
-import { DataDirectoryBusyError, DataDirectoryError, findDataDirectory } from './db/data-directory.js';
+import { DataDirectoryBusyError, DataDirectoryError, findDataDirectory, WrongDatabaseError } from './db/data-directory.js';
 import { MasterKeyMismatchError } from './merchants/master-key.js';
 
 const EXIT = { ok: 0, refused: 1, usage: 64, unavailable: 69, software: 70, cannotCreate: 73, config: 78 } as const;
@@ -31,7 +31,7 @@ async function platformErrors() {
     import('./chain/rpc.js'),
   ]);
   /** Errors whose message is written for the operator: printed as they are. */
-  const operatorErrors = [RefusedError, DataDirectoryBusyError, MasterKeyMismatchError, RescanError, ScannerStartError, InvalidExtendedKeyError];
+  const operatorErrors = [RefusedError, DataDirectoryBusyError, WrongDatabaseError, MasterKeyMismatchError, RescanError, ScannerStartError, InvalidExtendedKeyError];
   return { PortInUseError, WorkerStartError, RpcError, operatorErrors };
 }
 

@@ -6,6 +6,7 @@ import { ConfigError, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
+import { postgresRecord, recordDatabase } from './db/data-directory.js';
 import { buildApp, type App, type AppDeps } from './http/app.js';
 import { createMetrics } from './http/metrics.js';
 import { Merchants } from './merchants/merchants.js';
@@ -75,6 +76,9 @@ export async function openPlatform(settings: Config, options: OpenOptions = {}):
   try {
     await migrate(db);
     const secrets = new SecretKeeper(config.secretKey ?? sandboxMasterKey(config.dataDir));
+    // A PostgreSQL platform's data directory (the sandbox's master key) says whose it is: a command
+    // without DATABASE_URL there is refused instead of making an empty embedded database (issue 57).
+    if (config.databaseUrl && !options.db) recordDatabase(config.dataDir, postgresRecord(config.databaseUrl));
     await checkMasterKey(db, secrets);
     const merchants = new Merchants(db, secrets, config.mode);
     const orders = new Orders(db, config, now);

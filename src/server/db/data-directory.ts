@@ -1,6 +1,6 @@
 // The data directory of the embedded database and the sandbox's master key: the owner's alone, and
 // one process's at a time.
-import { chmodSync, closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { tryLock } from 'fs-native-extensions';
 
@@ -8,10 +8,12 @@ export class DataDirectoryBusyError extends Error {}
 
 /** The file every opening of a data directory writes (lockDataDirectory): what makes a directory a platform's. */
 const LOCK_FILE = 'partner-api.lock';
+/** The file that says which database the directory's platform uses (recordDatabase). */
+const DATABASE_FILE = 'database';
 
-/** Whether `dir` is a platform's data directory (its database opened there at least once). */
+/** Whether `dir` is a platform's data directory: its embedded database opened there, or it records a PostgreSQL one. */
 export function isDataDirectory(dir: string): boolean {
-  return existsSync(join(dir, LOCK_FILE));
+  return existsSync(join(dir, LOCK_FILE)) || existsSync(join(dir, DATABASE_FILE));
 }
 
 /**
@@ -24,6 +26,54 @@ export function findDataDirectory(from: string): string | undefined {
     if (isDataDirectory(join(dir, 'data'))) return join(dir, 'data');
     if (dirname(dir) === dir) return undefined;
   }
+}
+
+/**
+ * Which database a data directory's platform uses, in its file `database`: the embedded one inside it,
+ * or a PostgreSQL database (its host, port and name; never a user or password). A command pointed at
+ * the directory with another database would read or make a database that is not the platform's: an
+ * empty PGlite made in a PostgreSQL instance's directory printed "the books agree" (issue 57).
+ */
+export type PostgresRecord = { kind: 'postgresql'; database: string };
+export type DatabaseRecord = { kind: 'embedded' } | PostgresRecord;
+
+/** A command given one database where the data directory's platform uses another: refused (exit 1), saying which. */
+export class WrongDatabaseError extends Error {}
+
+/** The PostgreSQL database a URL names, as the data directory records it: host:port/name, no credentials. */
+export function postgresRecord(databaseUrl: string): PostgresRecord {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username) || 'postgres';
+  return { kind: 'postgresql', database: `${url.hostname || 'localhost'}:${url.port || '5432'}/${name}` };
+}
+
+const described = (record: DatabaseRecord) => (record.kind === 'embedded' ? 'the embedded database (PGlite) inside it' : `PostgreSQL, database ${record.database}`);
+
+/** The database the directory records, or undefined (none recorded, or no directory). */
+function recordedDatabase(dataDir: string): DatabaseRecord | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dataDir, DATABASE_FILE), 'utf8')) as DatabaseRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses a database other than the one the directory records. A PostgreSQL platform never reads the
+ * embedded database, so only another PostgreSQL database is refused to it; the embedded database is
+ * refused any directory of a PostgreSQL platform, before anything is created there.
+ */
+export function refuseOtherDatabase(dataDir: string, wanted: DatabaseRecord): void {
+  const recorded = recordedDatabase(dataDir);
+  if (!recorded || recorded.kind === 'embedded' || (wanted.kind === 'postgresql' && wanted.database === recorded.database)) return;
+  const hint = recorded.kind === 'postgresql' ? `set DATABASE_URL to that database (${recorded.database})` : 'leave DATABASE_URL out';
+  throw new WrongDatabaseError(`DATA_DIR ${dataDir} belongs to a platform on ${described(recorded)}, and this was given ${described(wanted)}: ${hint}, or choose another --data-dir`);
+}
+
+/** Records the directory's database, once the directory exists (a platform on PostgreSQL may never make one). */
+export function recordDatabase(dataDir: string, record: DatabaseRecord): void {
+  if (!existsSync(dataDir) || JSON.stringify(recordedDatabase(dataDir)) === JSON.stringify(record)) return;
+  writeFileSync(join(dataDir, DATABASE_FILE), JSON.stringify(record) + '\n', { mode: 0o600 });
 }
 
 /** The data directory cannot be created or written: exit 73 (cannot create). */

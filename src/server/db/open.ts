@@ -1,7 +1,7 @@
 // Opens the platform's database: a PostgreSQL pool (DATABASE_URL), or the embedded PGlite in the data
 // directory, locked to this process and made the owner's alone.
 import { join } from 'node:path';
-import { lockDataDirectory, restrictToOwner } from './data-directory.js';
+import { lockDataDirectory, postgresRecord, recordDatabase, refuseOtherDatabase, restrictToOwner } from './data-directory.js';
 import { openPglite, openPostgres, type Database } from './database.js';
 
 /**
@@ -20,10 +20,15 @@ export async function openDatabase(
   config: DatabaseLocation,
   { longLived = false } = {},
 ): Promise<{ db: Database; release: () => void }> {
-  if (config.databaseUrl) return { db: await openPostgres(config.databaseUrl, config.databasePoolSize), release: () => {} };
+  if (config.databaseUrl) {
+    refuseOtherDatabase(config.dataDir, postgresRecord(config.databaseUrl));
+    return { db: await openPostgres(config.databaseUrl, config.databasePoolSize), release: () => {} };
+  }
+  refuseOtherDatabase(config.dataDir, { kind: 'embedded' }); // before the lock or PGlite make anything there
   const release = lockDataDirectory(config.dataDir);
   try {
     const db = await openPglite(join(config.dataDir, 'pglite'), { createApart: longLived });
+    recordDatabase(config.dataDir, { kind: 'embedded' });
     restrictToOwner(config.dataDir);
     return { db, release };
   } catch (error) {
