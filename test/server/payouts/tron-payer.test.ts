@@ -680,7 +680,7 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
   });
 });
 
-describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE)', () => {
+describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_API_KEY, TRON_PAYOUT_KEY_FILE)', () => {
   let t: TestPlatform | undefined;
   let node: StandIn | undefined;
   let dir: string | undefined;
@@ -690,8 +690,10 @@ describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("pays a withdrawal asked for through the API by itself, under the lease payout:Tron, with the hot wallet read from its key file", async () => {
-    node = await startTronNode({ token: USDT }); // the default token: USDT_CONTRACTS.Tron
+  it("pays a withdrawal asked for through the API by itself, under the lease payout:Tron, with the hot wallet read from its key file and TronGrid's API key on every request", async () => {
+    const apiKey = randomBytes(16).toString('hex');
+    // The default token (USDT_CONTRACTS.Tron); a node that answers only requests carrying the key (401 otherwise).
+    node = await startTronNode({ token: USDT, apiKey });
     dir = mkdtempSync(join(tmpdir(), 'tron-payer-jobs-'));
     const keyFile = join(dir, 'tron-payout.key');
     writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
@@ -700,7 +702,7 @@ describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE
     node.setTokenBalance(wallet.address, 50_000_000n);
     node.setTrxBalance(wallet.address, 500_000_000n);
     node.produceBlocks(SOLID_LAG + 1);
-    t = await livePlatform(DATABASES[0]!, { TRON_API_URL: node.url, TRON_PAYOUT_KEY_FILE: keyFile });
+    t = await livePlatform(DATABASES[0]!, { TRON_API_URL: node.url, TRON_API_KEY: apiKey, TRON_PAYOUT_KEY_FILE: keyFile });
     await t.fund('Tron', 30_000_000n);
     await t.platform.startJobs();
     const to = toTronAddress(sha256(new TextEncoder().encode(`jobs destination ${Date.now()}`)).subarray(0, 20));
@@ -718,5 +720,9 @@ describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE
     expect(node.tokenBalance(to)).toBe(10_000_000n);
     expect((await read()).txId).toBe(node.broadcasts.find((b) => b.answer !== 'lost')!.txID);
     expect(await checkLedger(t.db)).toMatchObject({ problems: [] });
+    // Every request carried the key; none was refused, and no log line shows it.
+    expect(node.calls.length).toBeGreaterThan(0);
+    expect(node.calls.filter((call) => call.apiKey !== apiKey)).toEqual([]);
+    expect(t.logs().filter((line) => line.includes(apiKey))).toEqual([]);
   });
 });
