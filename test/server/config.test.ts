@@ -12,8 +12,8 @@ const dir = mkdtempSync(join(tmpdir(), 'partner-secrets-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('secret settings', () => {
-  it('are exactly the master key, the database URL and the nodes\' URLs (the payout keys are files only their code reads)', () => {
-    expect(SETTING_NAMES.filter(isSecretSetting)).toEqual(['database-url', 'secret-key', 'tron-rpc-url', 'ethereum-rpc-url', 'tron-api-url']);
+  it('are exactly the master key, the database URL, the nodes\' URLs and TronGrid\'s API key (the payout keys are files only their code reads)', () => {
+    expect(SETTING_NAMES.filter(isSecretSetting)).toEqual(['database-url', 'secret-key', 'tron-rpc-url', 'ethereum-rpc-url', 'tron-api-url', 'tron-api-key']);
   });
 
   it.each([

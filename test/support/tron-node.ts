@@ -17,10 +17,16 @@
 // TRX balances are modelled only for the accounts given one (setTrxBalance): getaccount shows them, and a
 // transfer they sign burns its energy fee from them, its energy limited by min(balance, fee_limit) as java-tron's
 // VMActuator limits it; an account without one answers `{}` and pays nothing (the broadcast tests need no TRX).
+// Bandwidth is modelled only for the accounts given some (setBandwidth): a transfer uses NET_USAGE bytes of it, or
+// burns 1,000 sun a byte of TRX when it has too little, and a broadcast neither covers is refused as java-tron's
+// BandwidthProcessor refuses it (BANDWITH_ERROR, "AccountResourceInsufficient error"); an account without any
+// pays nothing for bandwidth. A transfer whose energy the owner's TRX cannot buy is not refused (java-tron limits
+// its energy, VMActuator.getAccountEnergyLimitWithFixRatio): it runs out of energy in its block (OUT_OF_ENERGY).
 // As a load-balanced provider may, it can answer from backends not in step: the transaction reads of /wallet and of
-// /walletsolidity each from a backend that lags by its own number of blocks (lagWalletReads, lagSolidityReads),
-// and one request may hang until the test releases it (holdNext).
-// What it does not model: bandwidth, account creation, contracts other than the token's transfer(address,uint256)
+// /walletsolidity each from a backend that lags by its own number of blocks (lagWalletReads, lagSolidityReads);
+// every second request from a whole backend behind (lagAlternateRequests); and one request may hang until the
+// test releases it (holdNext). With an API key it answers only requests that carry it (TronGrid's TRON-PRO-API-KEY).
+// What it does not model: account creation, contracts other than the token's transfer(address,uint256)
 // and balanceOf(address), reorganisations, other witnesses.
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -40,6 +46,8 @@ const BALANCE_OF_SELECTOR = '70a08231';
 /** What a USDT transfer costs in energy to a holder and to an address that holds none yet. */
 export const TRANSFER_ENERGY = { toHolder: 64_285, toNewHolder: 130_285 };
 const NET_USAGE = 345;
+/** Sun burnt a byte of bandwidth the account does not have (the chain parameter getTransactionFee). */
+const BANDWIDTH_PRICE_SUN = 1_000;
 
 export type BroadcastLoss =
   /** the request never reaches the node: the connection is closed unanswered, the node knows nothing. */
@@ -61,6 +69,8 @@ export interface TronNodeOptions {
   solidLag?: number;
   /** Sun per unit of energy, burnt from the fee_limit (default 210). */
   energyPriceSun?: number;
+  /** TronGrid's API key: set, a request without it in TRON-PRO-API-KEY is answered 401 {"Error":"ApiKey not exists"}. */
+  apiKey?: string;
 }
 
 export interface TronBlockView {
@@ -92,6 +102,10 @@ export interface TronNode {
   setTrxBalance(address: string, sun: bigint): void;
   /** The account's TRX balance in sun; undefined for an account without one. */
   trxBalance(address: string): bigint | undefined;
+  /** Gives the account `bytes` of bandwidth (free and staked together): from then on its transfers use it, or burn TRX for it. */
+  setBandwidth(address: string, bytes: number): void;
+  /** The account's bandwidth left in bytes; undefined for an account without any modelled. */
+  bandwidth(address: string): number | undefined;
   /** The next broadcast that would be accepted is lost, as `how` says. */
   loseNextBroadcast(how: BroadcastLoss): void;
   /** The transaction reverts when it is executed (whether already pending or broadcast later). */
@@ -111,6 +125,12 @@ export interface TronNode {
    */
   lagWalletReads(blocks: number): void;
   /**
+   * From the next request on, every second one (the second first) is answered by a backend `blocks` behind the
+   * others: its head, its solidified block, its transaction reads and its token balances (0: all in step again).
+   * A broadcast is taken as the others take it (the network passes it on).
+   */
+  lagAlternateRequests(blocks: number): void;
+  /**
    * The next request to `path` hangs, unread and unanswered, until `release()` (a node call that waits, as
    * one may for its 30 s): `reached` resolves once it has arrived. It is answered as the node stands at the release.
    */
@@ -118,8 +138,8 @@ export interface TronNode {
   /** txIDs waiting for a block. */
   pending(): string[];
   broadcasts: BroadcastRecord[];
-  /** Every request: its path and JSON body. */
-  calls: { path: string; body: unknown; authorization: string | undefined }[];
+  /** Every request: its path, JSON body, and its Authorization and TRON-PRO-API-KEY headers. */
+  calls: { path: string; body: unknown; authorization: string | undefined; apiKey: string | undefined }[];
   close(): Promise<void>;
 }
 
@@ -163,6 +183,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
   const balances = new Map<string, bigint>();
   /** TRX in sun, of the accounts given a balance. */
   const trxBalances = new Map<string, bigint>();
+  /** Bandwidth in bytes, of the accounts given some. */
+  const bandwidths = new Map<string, number>();
   const transactions = new Map<string, StoredTransaction>();
   /** java-tron's transactionIdCache: txIDs the node took, mined or not. */
   const seen = new Set<string>();
@@ -173,6 +195,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
   let down = false;
   let solidityReadLag = 0;
   let walletReadLag = 0;
+  let alternateLag = 0;
+  let alternated = 0;
   /** The requests to hold (holdNext), by path: each taken by the next request to its path. */
   const holds = new Map<string, { arrived: () => void; released: Promise<void> }>();
   const broadcasts: BroadcastRecord[] = [];
@@ -196,6 +220,7 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     const energy = newHolder ? TRANSFER_ENERGY.toNewHolder : TRANSFER_ENERGY.toHolder;
     const energyFee = energy * energyPrice;
     const base = { id: tx.txID, blockNumber: block.number, blockTimeStamp: block.timestamp, contract_address: tokenHex };
+    payBandwidth(tx.owner);
     // The energy the call may use: what the fee_limit buys, and no more than the owner's TRX buys.
     const trx = trxBalances.get(tx.owner);
     const energyLimit = Math.floor(Math.min(tx.feeLimit, trx === undefined ? Infinity : Number(trx)) / energyPrice);
@@ -240,6 +265,19 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     }
     tx.block = block.number;
     block.transactions.push(tx.txID);
+  };
+
+  /** Whether the account can pay a transaction's bandwidth: its own, or TRX to burn for it. */
+  const coversBandwidth = (owner: string) => {
+    const bytes = bandwidths.get(owner);
+    return bytes === undefined || bytes >= NET_USAGE || (trxBalances.get(owner) ?? 0n) >= BigInt(NET_USAGE * BANDWIDTH_PRICE_SUN);
+  };
+  /** BandwidthProcessor.consume: the account's bandwidth, else TRX burnt for it (an account without any modelled pays nothing). */
+  const payBandwidth = (owner: string) => {
+    const bytes = bandwidths.get(owner);
+    if (bytes === undefined) return;
+    if (bytes >= NET_USAGE) bandwidths.set(owner, bytes - NET_USAGE);
+    else trxBalances.set(owner, (trxBalances.get(owner) ?? 0n) - BigInt(NET_USAGE * BANDWIDTH_PRICE_SUN));
   };
 
   const produceBlocks = (count = 1, { include = true } = {}) => {
@@ -333,6 +371,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     // The signature must recover the owner's address from the txID (tronweb's recovery: ethers').
     const recovered = signatures.length === 1 ? tronUtils.crypto.ecRecover(txID, String(signatures[0])).toLowerCase() : undefined;
     if (recovered !== owner) throw new BroadcastRefusal('SIGERROR', `Validate signature error: ${txID} transaction signature validate failed`);
+    // Manager.processTransaction consumes the bandwidth after the signature: Wallet.broadcastTransaction's AccountResourceInsufficientException.
+    if (!coversBandwidth(owner)) throw new BroadcastRefusal('BANDWITH_ERROR', 'AccountResourceInsufficient error');
     const tx: StoredTransaction = {
       txID,
       json: { raw_data: raw, signature: signatures },
@@ -386,22 +426,27 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     sendJson(response, answer);
   };
 
-  const lookup = (body: Record<string, unknown>, solidOnly: boolean): StoredTransaction | undefined => {
+  const lookup = (body: Record<string, unknown>, solidOnly: boolean, behind: number): StoredTransaction | undefined => {
     const id = String(body.value ?? '').toLowerCase().replace(/^0x/, '');
     const tx = transactions.get(id);
     if (!tx || tx.block === undefined) return undefined;
-    if (solidOnly && tx.block > solidNumber() - solidityReadLag) return undefined;
-    if (!solidOnly && tx.block > head.number - walletReadLag) return undefined;
+    if (solidOnly && tx.block > solidNumber() - solidityReadLag - behind) return undefined;
+    if (!solidOnly && tx.block > head.number - walletReadLag - behind) return undefined;
     return tx;
   };
 
+  /** A block `behind` blocks before `number` (never before the first). */
+  const before = (number: number, behind: number) => Math.max(number - behind, options.startBlock ?? 70_000_000);
+
   const handle = (path: string, body: Record<string, unknown>, response: ServerResponse) => {
     const visible = body.visible === true || body.visible === 'true';
+    // The backend behind the others answers every second request (lagAlternateRequests).
+    const behind = alternateLag > 0 && ++alternated % 2 === 0 ? alternateLag : 0;
     switch (path) {
       case '/wallet/getnowblock':
-        return sendJson(response, blockJson(head));
+        return sendJson(response, blockJson(blocks.get(before(head.number, behind))!));
       case '/walletsolidity/getnowblock':
-        return sendJson(response, blockJson(blocks.get(solidNumber())!));
+        return sendJson(response, blockJson(blocks.get(before(solidNumber(), behind))!));
       case '/wallet/getblock': {
         const wanted = body.id_or_num === undefined ? head : [...blocks.values()].find((b) => String(b.number) === String(body.id_or_num) || b.blockID === body.id_or_num);
         if (!wanted) return sendJson(response, {});
@@ -413,12 +458,12 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
         return answerBroadcast(body, visible, response);
       case '/wallet/gettransactionbyid':
       case '/walletsolidity/gettransactionbyid': {
-        const tx = lookup(body, path.startsWith('/walletsolidity'));
+        const tx = lookup(body, path.startsWith('/walletsolidity'), behind);
         return sendJson(response, tx ? transactionJson(tx) : {});
       }
       case '/wallet/gettransactioninfobyid':
       case '/walletsolidity/gettransactioninfobyid': {
-        const tx = lookup(body, path.startsWith('/walletsolidity'));
+        const tx = lookup(body, path.startsWith('/walletsolidity'), behind);
         return sendJson(response, tx?.info ?? {});
       }
       case '/wallet/getaccount': {
@@ -427,9 +472,9 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
         return sendJson(response, trx === undefined ? {} : accountJson(address, trx, visible));
       }
       case '/wallet/triggerconstantcontract':
-        return sendJson(response, constantCall(body, visible, balances));
+        return sendJson(response, constantCall(body, visible, behind > 0 ? balancesAfter.get(before(head.number, behind))! : balances));
       case '/walletsolidity/triggerconstantcontract':
-        return sendJson(response, constantCall(body, visible, balancesAfter.get(solidNumber())!));
+        return sendJson(response, constantCall(body, visible, balancesAfter.get(before(solidNumber(), behind))!));
       default:
         response.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
     }
@@ -493,6 +538,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
       request.socket.destroy();
       return;
     }
+    const apiKey = request.headers['tron-pro-api-key'];
+    const credentials = { authorization: request.headers.authorization, apiKey: typeof apiKey === 'string' ? apiKey : undefined };
     let text = '';
     request.setEncoding('utf8');
     request.on('data', (chunk: string) => (text += chunk));
@@ -501,10 +548,12 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
       try {
         body = request.method === 'GET' ? Object.fromEntries(url.searchParams) : text.trim() === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
       } catch (error) {
-        calls.push({ path: url.pathname, body: text, authorization: request.headers.authorization });
+        calls.push({ path: url.pathname, body: text, ...credentials });
         return sendJson(response, { Error: `class com.alibaba.fastjson.JSONException : ${(error as Error).message}` });
       }
-      calls.push({ path: url.pathname, body, authorization: request.headers.authorization });
+      calls.push({ path: url.pathname, body, ...credentials });
+      // TronGrid's answer to a request without the key it asks for (or with another).
+      if (options.apiKey !== undefined && credentials.apiKey !== options.apiKey) return sendJson(response, { Error: 'ApiKey not exists' }, 401);
       const hold = holds.get(url.pathname);
       if (!hold) return handle(url.pathname, body, response);
       holds.delete(url.pathname);
@@ -537,6 +586,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     tokenBalance: (address) => balances.get(TronWeb.address.toHex(address).toLowerCase()) ?? 0n,
     setTrxBalance: (address, sun) => trxBalances.set(TronWeb.address.toHex(address).toLowerCase(), sun),
     trxBalance: (address) => trxBalances.get(TronWeb.address.toHex(address).toLowerCase()),
+    setBandwidth: (address, bytes) => bandwidths.set(TronWeb.address.toHex(address).toLowerCase(), bytes),
+    bandwidth: (address) => bandwidths.get(TronWeb.address.toHex(address).toLowerCase()),
     loseNextBroadcast: (how) => {
       loseNext = how;
     },
@@ -554,6 +605,10 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
     },
     lagWalletReads: (blocks) => {
       walletReadLag = blocks;
+    },
+    lagAlternateRequests: (blocks) => {
+      alternateLag = blocks;
+      alternated = 0;
     },
     holdNext: (path) => {
       let arrived!: () => void;
@@ -579,8 +634,8 @@ export async function startTronNode(options: TronNodeOptions): Promise<TronNode>
 /** Util.printErrorMsg's shape, for what the servlet cannot parse. */
 class ServletError extends Error {}
 
-function sendJson(response: ServerResponse, body: unknown): void {
-  response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+function sendJson(response: ServerResponse, body: unknown, status = 200): void {
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
 /** A function's selector from its signature, as Util.parseMethod makes it (tronweb's keccak256). */

@@ -10,6 +10,7 @@ export const PAYOUT_SETTINGS = {
   'tron-payout-key-file': { env: 'TRON_PAYOUT_KEY_FILE' },
   'ethereum-payout-key-file': { env: 'ETHEREUM_PAYOUT_KEY_FILE' },
   'tron-api-url': { env: 'TRON_API_URL', secret: true },
+  'tron-api-key': { env: 'TRON_API_KEY', secret: true },
   'ethereum-max-fee-gwei': { env: 'ETHEREUM_MAX_FEE_GWEI' },
   'tron-fee-limit-sun': { env: 'TRON_FEE_LIMIT_SUN' },
   'tron-payout-expiration-seconds': { env: 'TRON_PAYOUT_EXPIRATION_SECONDS' },
@@ -22,6 +23,8 @@ export interface PayoutConfig {
   keyFiles: Record<Network, string | undefined>;
   /** Tron's HTTP API (java-tron's /wallet and /walletsolidity), where Tron payouts are broadcast and confirmed. */
   tronApiUrl: string | undefined;
+  /** TronGrid's API key, sent as its TRON-PRO-API-KEY header on every request to TRON_API_URL; never logged. */
+  tronApiKey: string | undefined;
   /** The most an Ethereum payout pays per gas (maxFeePerGas), in wei. */
   ethereumMaxFeePerGas: bigint;
   /** The most TRX (in sun) a Tron payout may burn for its energy (fee_limit). */
@@ -38,6 +41,7 @@ export function payoutConfig(mode: Mode, get: SettingGetter<typeof PAYOUT_SETTIN
   return {
     keyFiles: payoutKeyFiles(mode, { Tron: get('tron-payout-key-file'), Ethereum: get('ethereum-payout-key-file') }),
     tronApiUrl: optionalUrl('TRON_API_URL', get('tron-api-url')),
+    tronApiKey: get('tron-api-key') || undefined,
     ethereumMaxFeePerGas: BigInt(integer('ETHEREUM_MAX_FEE_GWEI', get('ethereum-max-fee-gwei') ?? '200', 1, 1_000_000)) * 1_000_000_000n,
     // A USDT transfer takes about 65,000 energy (131,000 to an address that never held it): at 420 sun
     // an energy a wallet without staked energy burns 27-55 TRX; 100 TRX leaves room (15,000 at most).

@@ -163,7 +163,7 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
     const tronChain = config.networks.Tron.chain;
     const payer = new TronPayer({
       db,
-      node: new TronNode(tronApiUrl),
+      node: new TronNode(tronApiUrl, { apiKey: config.payouts.tronApiKey }),
       wallet: tronWallet,
       token: tronAddressOf(config.networks.Tron.tokenContract),
       feeLimitSun: config.payouts.tronFeeLimitSun,

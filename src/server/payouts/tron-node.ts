@@ -4,7 +4,8 @@
 // https://developers.tron.network/reference/full-node-api-overview, and the /walletsolidity servlets of
 // https://developers.tron.network/reference/solidity-node-http-api-overview), with visible=false:
 // addresses as 41-hex, messages as hex of their text. A user and password in the URL become a Basic
-// Authorization header; an error names the API's path, never the URL (it may carry a key).
+// Authorization header, and an API key (TRON_API_KEY) TronGrid's TRON-PRO-API-KEY header on every request;
+// an error names the API's path, never the URL or the headers (they may carry a key).
 import { tronAddressToId } from '../addresses/derivation.js';
 import { withoutCredentials } from '../chain/rpc.js';
 import { referenceBlockOf, type SignedTronTransaction, type TronReferenceBlock } from './tron.js';
@@ -48,12 +49,13 @@ export class TronNode {
   private readonly base: string;
   private readonly headers: Record<string, string> = { 'Content-Type': 'application/json' };
 
-  constructor(
-    url: string,
-    private readonly timeoutMs = 30_000,
-  ) {
+  private readonly timeoutMs: number;
+
+  constructor(url: string, { apiKey, timeoutMs = 30_000 }: { apiKey?: string | undefined; timeoutMs?: number } = {}) {
+    this.timeoutMs = timeoutMs;
     const { url: bare, authorization } = withoutCredentials(url);
     if (authorization) this.headers.Authorization = authorization;
+    if (apiKey) this.headers['TRON-PRO-API-KEY'] = apiKey;
     // The API's paths go after the URL's own (a provider's key may be a path segment).
     this.base = bare.toString().replace(/\/+$/, '');
   }

@@ -13,7 +13,15 @@
 // gettransactioninfobyid, of /wallet and of /walletsolidity) may know any of them (the dropped ones
 // too), in one round and again in a round at least UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks later (five
 // minutes: the margin past the expiration); the first sighting is kept in memory, so a payer that restarts
-// or takes over waits for two sightings of its own. Two payers never act on one payout at once: every
+// or takes over waits for two sightings of its own. Nothing a backend behind answers may shorten that wait:
+// the blocks are counted on the highest solidified block this payer has seen (a lower one is a backend
+// behind, never taken), and the five minutes must also have passed on this process's own clock (a first
+// sighting on a backend's low height, the next on another's up-to-date one, would count its lag as blocks).
+// A hot wallet short of what a transfer burns waits for funds, as one short of USDT does: before a payout
+// is signed (or rebuilt) its TRX must cover the fee limit (the energy); a transaction the node refuses for
+// the wallet's bandwidth (BANDWITH_ERROR: no bandwidth of its own and too little TRX to burn for it) is not
+// sent again (the refusal logged once), and once it can never be included its payout goes back to the queue
+// and waits there. Two payers never act on one payout at once: every
 // write of a round proves the job's lease (payout-job.ts), and a round that outlived it writes nothing.
 // The chain alone makes a withdrawal DONE: a solidified transaction whose receipt says SUCCESS and whose
 // logs hold the token's Transfer from the hot wallet to the destination for the exact amount.
@@ -26,7 +34,7 @@ import { queuedWithdrawals } from '../withdrawals/payout-queue.js';
 import { BATCH, markAll, PayoutJob, type Mark, type PayoutJobOptions } from './payout-job.js';
 import { decodeTokenTransfer, provesTransfer, type ChainLog } from './transfer-proof.js';
 import { MAX_EXPIRATION_MS, signTrc20Transfer, type TronReferenceBlock } from './tron.js';
-import type { TronNode, TronTransactionInfo } from './tron-node.js';
+import { TronNodeError, type TronNode, type TronTransactionInfo } from './tron-node.js';
 
 export interface TronPayerOptions extends PayoutJobOptions {
   node: TronNode;
@@ -36,6 +44,8 @@ export interface TronPayerOptions extends PayoutJobOptions {
   feeLimitSun: number;
   /** How long after its reference block a payout's transaction may be included (at most 24 hours). */
   expirationSeconds: number;
+  /** Milliseconds on a clock that never goes back (default performance.now): the wait between two sightings. */
+  clock?: () => number;
 }
 
 /** How often an idle round reads the hot wallet's balances (for its gauges). */
@@ -47,14 +57,20 @@ const IDLE_BALANCE_READ_MS = 60_000;
  * minutes behind the others to catch up. A rebuild later than needed costs minutes; a wrong one pays twice.
  */
 export const UNKNOWN_AGAIN_AFTER_BLOCKS = 100;
+/** The same wait on this process's clock: 100 blocks of 3 s, which no backend's answer can shorten. */
+export const UNKNOWN_AGAIN_AFTER_MS = UNKNOWN_AGAIN_AFTER_BLOCKS * 3_000;
 
 export class TronPayer extends PayoutJob {
   /** The last raw_data.timestamp this payer wrote: each of its transactions has its own. */
   private lastTimestamp = 0;
   /** When the wallet's balances were last read (performance.now()): idle rounds read them once a minute. */
   private balancesReadAt = -Infinity;
-  /** Expired payouts found unknown everywhere: their latest txID → the solidified block's number at the first sighting. */
-  private readonly unknownSince = new Map<string, number>();
+  /** Expired payouts found unknown everywhere: their latest txID → the solidified block's number and the clock at the first sighting. */
+  private readonly unknownSince = new Map<string, { block: number; at: number }>();
+  /** The highest solidified block seen: solidified blocks are final, so a lower one comes from a backend behind. */
+  private solid: TronReferenceBlock | undefined;
+  /** Transactions the node refused for the hot wallet's bandwidth or TRX (BANDWITH_ERROR): not sent again. */
+  private readonly refusedForResources = new Set<string>();
 
   constructor(private readonly options: TronPayerOptions) {
     super('Tron', options);
@@ -63,7 +79,7 @@ export class TronPayer extends PayoutJob {
   protected async pay(): Promise<number> {
     const { node } = this.options;
     const head = await node.headBlock();
-    const solid = await node.solidBlock();
+    const solid = this.highestSolid(await node.solidBlock());
     const { sent, results } = await this.followEach((payout) => this.follow(payout, head, solid));
     this.forgetSightings(sent);
     // The payouts whose transfer may still take the hot wallet's tokens (one that could not be followed counts as out).
@@ -71,10 +87,17 @@ export class TronPayer extends PayoutJob {
     return this.options.wallet ? this.payQueued(this.options.wallet, head, out, sent.length > 0) : 0;
   }
 
-  /** Forgets the sightings of transactions no longer out (settled, rebuilt, or moved by another instance). */
+  /** The solidified block to judge by: the one read, unless a higher one was seen before. */
+  private highestSolid(read: TronReferenceBlock): TronReferenceBlock {
+    if (!this.solid || read.number > this.solid.number) this.solid = read;
+    return this.solid;
+  }
+
+  /** Forgets the sightings and refusals of transactions no longer out (settled, rebuilt, or moved by another instance). */
   private forgetSightings(sent: SentPayout[]): void {
     const out = new Set(sent.flatMap((payout) => payout.transactions.filter((t) => t.state === 'pending').map((t) => t.tx_hash)));
     for (const txId of this.unknownSince.keys()) if (!out.has(txId)) this.unknownSince.delete(txId);
+    for (const txId of this.refusedForResources) if (!out.has(txId)) this.refusedForResources.delete(txId);
   }
 
   /**
@@ -100,27 +123,32 @@ export class TronPayer extends PayoutJob {
       // Expired before the solidified block and in no block, seen twice: no node can include it any more.
       this.log('warn', withdrawal, { txId: latest.tx_hash, expiredAt: latest.expires_at!.toISOString() }, 'payout expired and no block holds it: it can never be included');
       const dropped = own.map((transaction) => ({ transaction, state: 'dropped' as const }));
-      if (!this.options.wallet) {
-        await this.move(withdrawal, { to: 'requeued', reason: 'its transaction expired without being included' }, ...dropped);
+      const { wallet } = this.options;
+      // Without the TRX its rebuild would burn, it waits in the queue for funds (payQueued, this round).
+      const short = wallet && this.trxShortfall(await node.trxBalance(wallet.address));
+      if (!wallet || short) {
+        await this.move(withdrawal, { to: 'requeued', reason: short ? `its transaction expired without being included, and ${short}` : 'its transaction expired without being included' }, ...dropped);
         return false;
       }
-      const rebuilt = await this.signAndRecord(this.options.wallet, withdrawal, head, 'resent', dropped);
+      const rebuilt = await this.signAndRecord(wallet, withdrawal, head, 'resent', dropped);
       if (!rebuilt) return false;
       await this.broadcast(withdrawal, rebuilt);
       return true;
     }
-    // Past its expiration for new blocks: nothing to send; it waits for the solidified block to pass it.
-    if (head.timestamp <= expiration) await this.broadcast(withdrawal, latest);
+    // Past its expiration for new blocks: nothing to send; it waits for the solidified block to pass it. One
+    // refused for the wallet's resources is not sent again: it expires, and its payout waits for funds.
+    if (head.timestamp <= expiration && !this.refusedForResources.has(latest.tx_hash)) await this.broadcast(withdrawal, latest);
     return true;
   }
 
   /**
    * Whether no block can ever hold a transaction of this payout, each of its own expired before the
    * solidified block (the caller's check): none of the node's four transaction reads knows any of them
-   * (the dropped ones too), and a round at least UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks earlier, past
-   * the expirations already, saw the same of its latest (`latest`). One `{}` may come from a backend behind the others; the same
-   * silence everywhere, minutes of blocks apart, is what a rebuild rests on. The first sighting is kept
-   * in this payer's memory: a payer that restarts or takes over sees twice again, later, never sooner.
+   * (the dropped ones too), and a round at least UNKNOWN_AGAIN_AFTER_BLOCKS solidified blocks earlier (by the
+   * highest seen) and UNKNOWN_AGAIN_AFTER_MS earlier (by this process's clock), past the expirations already,
+   * saw the same of its latest (`latest`). One `{}` may come from a backend behind the others; the same
+   * silence everywhere, minutes apart, is what a rebuild rests on. The first sighting is kept in this
+   * payer's memory: a payer that restarts or takes over sees twice again, later, never sooner.
    */
   private async neverIncluded(withdrawal: WithdrawalRow, transactions: PayoutTransaction[], latest: PayoutTransaction, solid: TronReferenceBlock): Promise<boolean> {
     for (const transaction of transactions) {
@@ -133,12 +161,13 @@ export class TronPayer extends PayoutJob {
       return false;
     }
     const since = this.unknownSince.get(latest.tx_hash);
+    const now = (this.options.clock ?? performance.now.bind(performance))();
     if (since === undefined) {
-      this.unknownSince.set(latest.tx_hash, solid.number);
-      this.log('info', withdrawal, { txId: latest.tx_hash, solidBlock: solid.number }, `payout expired and unknown to the node: rebuilt if still unknown ${UNKNOWN_AGAIN_AFTER_BLOCKS} solidified blocks later`);
+      this.unknownSince.set(latest.tx_hash, { block: solid.number, at: now });
+      this.log('info', withdrawal, { txId: latest.tx_hash, solidBlock: solid.number }, `payout expired and unknown to the node: rebuilt if still unknown ${UNKNOWN_AGAIN_AFTER_BLOCKS} solidified blocks and ${UNKNOWN_AGAIN_AFTER_MS / 60_000} minutes later`);
       return false;
     }
-    return solid.number >= since + UNKNOWN_AGAIN_AFTER_BLOCKS;
+    return solid.number >= since.block + UNKNOWN_AGAIN_AFTER_BLOCKS && now - since.at >= UNKNOWN_AGAIN_AFTER_MS;
   }
 
   /** A solidified transaction: DONE with its proof, FAILED when it failed on chain. */
@@ -174,8 +203,20 @@ export class TronPayer extends PayoutJob {
     this.log('error', withdrawal, { txId: transaction.tx_hash }, `payout solidified without its transfer (${what}): left for the operator`);
   }
 
-  protected send(raw: string): Promise<string> {
-    return this.options.node.broadcast(raw);
+  /** A refusal for the hot wallet's bandwidth (or the TRX to burn for it) is remembered: that transaction is not sent again. */
+  protected async send(raw: string): Promise<string> {
+    try {
+      return await this.options.node.broadcast(raw);
+    } catch (error) {
+      if (error instanceof TronNodeError && error.code === 'BANDWITH_ERROR') this.refusedForResources.add((JSON.parse(raw) as { txID: string }).txID);
+      throw error;
+    }
+  }
+
+  /** Why the hot wallet's TRX (sun) cannot pay a transfer's energy up to its fee limit; undefined when it can. */
+  private trxShortfall(trx: bigint): string | undefined {
+    const feeLimit = BigInt(this.options.feeLimitSun);
+    return trx < feeLimit ? `the hot wallet holds ${trx} sun of TRX, less than the fee limit of ${feeLimit} sun for its energy` : undefined;
   }
 
   /**
@@ -242,7 +283,6 @@ export class TronPayer extends PayoutJob {
     // moved it yet (a head balance would count a payout included but not solidified twice).
     let available = tokens - out.reduce((sum, p) => sum + p.withdrawal.amount_units, 0n);
     let trxAvailable = trx;
-    const feeLimit = BigInt(feeLimitSun);
     let signed = 0;
     for (const withdrawal of queued) {
       if (withdrawal.amount_units > available) {
@@ -250,8 +290,9 @@ export class TronPayer extends PayoutJob {
         continue;
       }
       // The energy is paid in TRX burnt up to the fee_limit: the hot wallet must hold all of it.
-      if (feeLimit > trxAvailable) {
-        await this.waitForFunds(withdrawal, `the hot wallet holds ${trxAvailable} sun of TRX, less than the fee limit of ${feeLimit} sun for its energy`);
+      const short = this.trxShortfall(trxAvailable);
+      if (short) {
+        await this.waitForFunds(withdrawal, short);
         continue;
       }
       let written: PayoutTransaction | undefined;
@@ -268,7 +309,7 @@ export class TronPayer extends PayoutJob {
       if (!written) continue;
       signed += 1;
       available -= withdrawal.amount_units;
-      trxAvailable -= feeLimit;
+      trxAvailable -= BigInt(feeLimitSun);
       await this.broadcast(withdrawal, written);
     }
     return signed;

@@ -1,7 +1,7 @@
 // The Tron payout job's client of a node's HTTP API (src/server/payouts/tron-node.ts), against the stand-in
 // of java-tron's answers (test/support/tron-node.ts): blocks, a broadcast and its refusals, whether a
 // transaction is known and its solidified info, the hot wallet's balances, Basic authentication from the
-// URL, and errors that never repeat the URL.
+// URL, TronGrid's API key on every request, and errors that never repeat the URL or the key.
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -48,6 +48,55 @@ describe('the Tron node client', () => {
     const anonymous = new TronNode(standIn.url);
     await anonymous.headBlock();
     expect(standIn.calls.at(-1)!.authorization).toBeUndefined();
+  });
+
+  it("sends TRON_API_KEY as TronGrid's TRON-PRO-API-KEY header on every request; without it a node that asks for one answers 401, and the error names neither key nor URL", async () => {
+    const key = 'c0ffee00-1234-4abc-8def-0123456789ab';
+    const keyed = await startTronNode({ token: USDT, apiKey: key });
+    try {
+      keyed.produceBlocks(30);
+      const withKey = new TronNode(keyed.url, { apiKey: key });
+      const head = await withKey.headBlock();
+      await withKey.solidBlock();
+      expect(await withKey.whereKnown('00'.repeat(32))).toBeUndefined();
+      expect(await withKey.trxBalance(wallet.address)).toBe(0n);
+      expect(await withKey.tokenBalance(USDT, wallet.address)).toBe(0n);
+      const tx = signTrc20Transfer(wallet, { referenceBlock: head, expiration: head.timestamp + 60_000, feeLimit: 50_000_000, token: USDT, to: destination(), amount: 1n });
+      expect(await withKey.broadcast(tx)).toBe('sent');
+      expect(keyed.calls).toHaveLength(9);
+      for (const call of keyed.calls) expect(call).toMatchObject({ apiKey: key, authorization: undefined });
+
+      const without = (await new TronNode(keyed.url).headBlock().catch((error: unknown) => error)) as Error;
+      expect(without).toBeInstanceOf(TronNodeError);
+      expect(without.message).toBe('/wallet/getnowblock: HTTP 401');
+      expect(keyed.calls.at(-1)).toMatchObject({ path: '/wallet/getnowblock', apiKey: undefined });
+      const wrong = (await new TronNode(keyed.url, { apiKey: 'not-the-key' }).headBlock().catch((error: unknown) => error)) as Error;
+      expect(wrong.message).toBe('/wallet/getnowblock: HTTP 401');
+      expect(wrong.message).not.toContain('not-the-key');
+    } finally {
+      await keyed.close();
+    }
+  });
+
+  it("is refused with java-tron's BANDWITH_ERROR when the sender has neither bandwidth nor TRX to burn for it, and taken once it has the TRX", async () => {
+    const poor = new HotWallet('Tron', sha256(new TextEncoder().encode('a wallet without bandwidth')));
+    standIn.setTokenBalance(poor.address, 10_000_000n);
+    standIn.setBandwidth(poor.address, 0);
+    standIn.setTrxBalance(poor.address, 344_999n); // a transfer's 345 bytes burn 345,000 sun
+    const referenceBlock = await client.headBlock();
+    const tx = signTrc20Transfer(poor, { referenceBlock, expiration: referenceBlock.timestamp + 60_000, feeLimit: 50_000_000, token: USDT, to: destination(), amount: 1_000_000n });
+    const refusal = await client.broadcast(tx).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'BANDWITH_ERROR', message: 'broadcasttransaction refused: BANDWITH_ERROR: AccountResourceInsufficient error' });
+    // As java-tron answers it with visible=false: api.Return with the message as hex of its text.
+    expect(standIn.broadcasts.at(-1)).toEqual({ txID: tx.txID, answer: { code: 'BANDWITH_ERROR', txid: tx.txID, message: Buffer.from('AccountResourceInsufficient error').toString('hex') } });
+    expect(standIn.pending()).not.toContain(tx.txID);
+    standIn.setTrxBalance(poor.address, 345_000n);
+    expect(await client.broadcast(tx)).toBe('sent');
+    standIn.produceBlocks(1);
+    // The bandwidth burnt its TRX; none was left for the energy: the call ran out of it in its block.
+    expect(standIn.trxBalance(poor.address)).toBe(0n);
+    standIn.produceBlocks(19);
+    expect(await client.solidifiedInfo(tx.txID)).toMatchObject({ result: 'OUT_OF_ENERGY', failed: true });
   });
 
   it('broadcasts: taken, then known (DUP_TRANSACTION_ERROR is success); a refusal throws its code and its message decoded', async () => {
@@ -138,7 +187,7 @@ describe('the Tron node client', () => {
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://payer:s3cret@127.0.0.1:${(silent.address() as AddressInfo).port}`;
-      const slow = (await new TronNode(url, 200).solidifiedInfo('00'.repeat(32)).catch((error: unknown) => error)) as Error;
+      const slow = (await new TronNode(url, { timeoutMs: 200 }).solidifiedInfo('00'.repeat(32)).catch((error: unknown) => error)) as Error;
       expect(slow.message).toBe('/walletsolidity/gettransactioninfobyid: no answer within 200 ms');
     } finally {
       silent.close();

@@ -76,7 +76,8 @@ describe.skipIf(!TEST_DATABASE_URL)('two Tron payers whose rounds overlap, on Po
     const record = (level: string) => (fields: object, message: string) => void lines.push(JSON.stringify({ level, instance: name, ...fields, message }));
     const log = { info: record('info'), warn: record('warn'), error: record('error') };
     const lease = new JobLease(db, 'payout:Tron', log, undefined, LEASE_SECONDS);
-    const payer = new TronPayer({ db, node: new TronNode(node.url), wallet, token: USDT, feeLimitSun: 100_000_000, expirationSeconds: 600, fundsWaitHours: 72, log });
+    // Its clock is the chain's true time, which only the test moves (3 s a block it makes).
+    const payer = new TronPayer({ db, node: new TronNode(node.url), wallet, token: USDT, feeLimitSun: 100_000_000, expirationSeconds: 600, fundsWaitHours: 72, log, clock: () => node.head.timestamp });
     /** A round as jobs.ts runs it: under the lease it holds, fenced by it. */
     const round = async () => {
       expect(await lease.holds()).toBe(true);

@@ -91,6 +91,8 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
       fundsWaitHours: 72,
       log,
       gauges: metrics.payouts,
+      // The payer's own clock is the chain's true time, which only the test moves (3 s a block it makes), never a backend's answer.
+      clock: () => node.head.timestamp,
       ...overrides,
     });
   }
@@ -412,6 +414,114 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
     expect(await read(uuid)).toMatchObject({ status: 'PENDING', stage: 'sent' });
   });
 
+  it('never rebuilds sooner because every second answer comes from a backend 150 blocks behind: the wait is counted on the highest solidified block seen and on its own clock', async () => {
+    const to = destination();
+    const uuid = await ask(9.25, to);
+    const round = payer({ expirationSeconds: 60 });
+    node.loseNextBroadcast('dropped'); // never included: its rebuild is due, but not one block sooner
+    await round.round();
+    const [first] = await transactions(uuid);
+    const expiration = first!.expires_at!.getTime();
+    // Even the backend behind has solidified past the expiration.
+    while (node.solid.timestamp <= expiration + 150 * 3_000) node.produceBlocks(1);
+    node.lagAlternateRequests(150);
+    // First sighting on the backend behind's solidified height (the second request of the round), then
+    // the up-to-date one's, 150 blocks higher: no time has passed, nothing is rebuilt.
+    for (let i = 0; i < 4; i++) await round.round();
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'pending' })]);
+    const sightings = lines.map((line) => JSON.parse(line) as { message: string; solidBlock?: number }).filter((l) => l.message.startsWith('payout expired and unknown to the node'));
+    expect(sightings).toEqual([expect.objectContaining({ solidBlock: node.solid.number - 150 })]);
+    node.produceBlocks(UNKNOWN_AGAIN_AFTER_BLOCKS - 1);
+    await round.round();
+    await round.round();
+    expect(await transactions(uuid)).toHaveLength(1);
+    node.produceBlocks(1);
+    await round.round();
+    const [dropped, rebuilt] = await transactions(uuid);
+    expect(dropped).toMatchObject({ tx_hash: first!.tx_hash, state: 'dropped' });
+    expect(rebuilt).toMatchObject({ state: 'pending' });
+    node.lagAlternateRequests(0);
+    solidify();
+    await round.round();
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: rebuilt!.tx_hash });
+    expect(node.tokenBalance(to)).toBe(9_250_000n);
+  });
+
+  it('never rebuilds an included transaction whatever every second answer from a backend far behind says: its /wallet reads answer {} while the others know it', async () => {
+    const to = destination();
+    const uuid = await ask(6.5, to);
+    const round = payer({ expirationSeconds: 60 });
+    node.produceBlocks(1, { include: false }); // congested: not in the next blocks
+    await round.round();
+    const [first] = await transactions(uuid);
+    const expiration = first!.expires_at!.getTime();
+    while (node.head.timestamp + 3_000 < expiration) node.produceBlocks(1, { include: false });
+    node.produceBlocks(1); // included in the last block before it expires
+    // Every second request from a backend 400 blocks behind: more than the rule's margin, it knows nothing of the payout.
+    node.lagAlternateRequests(400);
+    const known = async (path: string) => typeof (await nodeSays(path, first!.tx_hash)).txID === 'string';
+    expect([await known('/wallet/gettransactionbyid'), await known('/wallet/gettransactionbyid')]).toEqual([true, false]);
+    // A round every 5 blocks until the solidified block is 150 blocks past the expiration.
+    while (node.solid.timestamp <= expiration + 150 * 3_000) {
+      node.produceBlocks(5);
+      await round.round();
+    }
+    // Its same bytes sent again while a head from the backend behind showed it unexpired (known: DUP), nothing else.
+    expect(new Set(node.broadcasts.map((sent) => sent.txID))).toEqual(new Set([first!.tx_hash]));
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'mined' })]);
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: first!.tx_hash });
+    expect(node.tokenBalance(to)).toBe(6_500_000n);
+  });
+
+  it("waits for funds when the node refuses the payout for the hot wallet's bandwidth (BANDWITH_ERROR): the refusal logged once, the payout queued again once it can never be included, and paid once after a top-up", async () => {
+    const to = destination();
+    const uuid = await ask(7, to);
+    const round = payer({ expirationSeconds: 60 });
+    node.setBandwidth(wallet.address, 0); // no free or staked bandwidth: each transfer burns TRX for it
+    // The wallet's TRX covers the fee limit when the round reads it, and is spent elsewhere before the broadcast arrives.
+    const held = node.holdNext('/wallet/broadcasttransaction');
+    const paying = round.round();
+    await held.reached;
+    node.setTrxBalance(wallet.address, 0n);
+    held.release();
+    await paying;
+    const [first] = await transactions(uuid);
+    expect(node.broadcasts.at(-1)).toEqual({ txID: first!.tx_hash, answer: { code: 'BANDWITH_ERROR', txid: first!.tx_hash, message: Buffer.from('AccountResourceInsufficient error').toString('hex') } });
+    expect(first).toMatchObject({ state: 'pending', broadcast_at: null });
+    const refusals = () => lines.filter((line) => line.includes('payout broadcast refused') && line.includes('BANDWITH_ERROR: AccountResourceInsufficient error'));
+    expect(refusals()).toHaveLength(1);
+
+    // Not sent again (it would be refused again): it expires unincluded; once it can never be included it goes back to the queue and waits.
+    const broadcasts = node.broadcasts.length;
+    while (node.solid.timestamp <= first!.expires_at!.getTime()) {
+      node.produceBlocks(5);
+      await round.round();
+    }
+    node.produceBlocks(UNKNOWN_AGAIN_AFTER_BLOCKS);
+    await round.round();
+    expect(node.broadcasts.length).toBe(broadcasts);
+    expect(refusals()).toHaveLength(1);
+    expect(await transactions(uuid)).toEqual([expect.objectContaining({ tx_hash: first!.tx_hash, state: 'dropped' })]);
+    expect(await read(uuid)).toMatchObject({ status: 'PENDING', stage: 'queued' });
+    const awaited = (await t.db.query<{ since: Date | null }>('SELECT funds_awaited_since AS since FROM withdrawals WHERE uuid = $1', [uuid]))[0]!.since;
+    expect(awaited).toBeInstanceOf(Date);
+    expect(await gauge('waiting_for_funds')).toBe(1);
+    expect(lines.some((line) => line.includes(uuid) && line.includes(`payout waits: the hot wallet holds 0 sun of TRX, less than the fee limit of ${FEE_LIMIT} sun`))).toBe(true);
+
+    // The operator tops the wallet up: paid once, its bandwidth burnt from the TRX.
+    node.setTrxBalance(wallet.address, BigInt(FEE_LIMIT));
+    await round.round();
+    const [, paid] = await transactions(uuid);
+    expect(node.broadcasts.at(-1)).toEqual({ txID: paid!.tx_hash, answer: { result: true, txid: paid!.tx_hash } });
+    expect(await gauge('waiting_for_funds')).toBe(0);
+    solidify();
+    await round.round();
+    expect(await read(uuid)).toMatchObject({ status: 'DONE', txId: paid!.tx_hash });
+    expect(node.tokenBalance(to)).toBe(7_000_000n);
+    expect(node.tokenBalance(wallet.address)).toBe(1_000_000_000n - 7_000_000n);
+    expect(node.trxBalance(wallet.address)).toBe(BigInt(FEE_LIMIT) - 345_000n - BigInt(TRANSFER_ENERGY.toNewHolder * 210));
+  });
+
   it.each([
     ['REVERT', {}],
     ['OUT_OF_ENERGY', { feeLimitSun: 5_000_000 }], // 5 TRX buys 23,809 energy; the transfer needs 130,285
@@ -570,7 +680,7 @@ describe.each(DATABASES)('the Tron payer on %s', (kind) => {
   });
 });
 
-describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE)', () => {
+describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_API_KEY, TRON_PAYOUT_KEY_FILE)', () => {
   let t: TestPlatform | undefined;
   let node: StandIn | undefined;
   let dir: string | undefined;
@@ -580,8 +690,10 @@ describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("pays a withdrawal asked for through the API by itself, under the lease payout:Tron, with the hot wallet read from its key file", async () => {
-    node = await startTronNode({ token: USDT }); // the default token: USDT_CONTRACTS.Tron
+  it("pays a withdrawal asked for through the API by itself, under the lease payout:Tron, with the hot wallet read from its key file and TronGrid's API key on every request", async () => {
+    const apiKey = randomBytes(16).toString('hex');
+    // The default token (USDT_CONTRACTS.Tron); a node that answers only requests carrying the key (401 otherwise).
+    node = await startTronNode({ token: USDT, apiKey });
     dir = mkdtempSync(join(tmpdir(), 'tron-payer-jobs-'));
     const keyFile = join(dir, 'tron-payout.key');
     writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
@@ -590,7 +702,7 @@ describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE
     node.setTokenBalance(wallet.address, 50_000_000n);
     node.setTrxBalance(wallet.address, 500_000_000n);
     node.produceBlocks(SOLID_LAG + 1);
-    t = await livePlatform(DATABASES[0]!, { TRON_API_URL: node.url, TRON_PAYOUT_KEY_FILE: keyFile });
+    t = await livePlatform(DATABASES[0]!, { TRON_API_URL: node.url, TRON_API_KEY: apiKey, TRON_PAYOUT_KEY_FILE: keyFile });
     await t.fund('Tron', 30_000_000n);
     await t.platform.startJobs();
     const to = toTronAddress(sha256(new TextEncoder().encode(`jobs destination ${Date.now()}`)).subarray(0, 20));
@@ -608,5 +720,9 @@ describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_PAYOUT_KEY_FILE
     expect(node.tokenBalance(to)).toBe(10_000_000n);
     expect((await read()).txId).toBe(node.broadcasts.find((b) => b.answer !== 'lost')!.txID);
     expect(await checkLedger(t.db)).toMatchObject({ problems: [] });
+    // Every request carried the key; none was refused, and no log line shows it.
+    expect(node.calls.length).toBeGreaterThan(0);
+    expect(node.calls.filter((call) => call.apiKey !== apiKey)).toEqual([]);
+    expect(t.logs().filter((line) => line.includes(apiKey))).toEqual([]);
   });
 });
