@@ -89,6 +89,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/partner/v1/platforms/withdrawals/terms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read your withdrawal terms
+         * @description What a withdrawal must meet now, per network and currency, so that you can check a withdrawal before
+         *     you ask for it instead of learning the terms from a refusal: whether withdrawals are `enabled`, the
+         *     network's `fee` and `minimum`, your `maximum` per withdrawal, your `dailyLimit` and what is left of it
+         *     (`dailyLeft`), the amount above which a withdrawal waits for approval (`approvalAbove`) and the
+         *     `allowedDestinations`. Amounts are whole units, as a withdrawal's `amount` and `fee` are; `null` where
+         *     there is no limit. `fee` and `minimum` are per network; `maximum`, `approvalAbove` and the allowed
+         *     destinations are per withdrawal and the same on both networks; `dailyLimit` counts the `amount`s (fees
+         *     not counted) of your `PENDING` and `DONE` withdrawals of the last 24 hours on both networks together,
+         *     so `dailyLimit` and `dailyLeft` are the same in both networks' terms. A withdrawal that meets the terms
+         *     can still be refused for your balance (`insufficient_balance`: `amount` + `fee` above `available`), for
+         *     a destination that is one of the platform's own deposit addresses, or while a network is halted
+         *     (`503`); the terms read a moment ago may have changed (another withdrawal took from `dailyLeft`, the
+         *     operator changed a limit): the create decides.
+         */
+        get: operations["getWithdrawalTerms"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/partner/v1/platforms/withdrawals/{uuid}": {
         parameters: {
             query?: never;
@@ -260,7 +292,25 @@ export interface paths {
         put?: never;
         /**
          * Create a test withdrawal
-         * @description Sandbox only. Creates a `PENDING` withdrawal for your merchant, to read back with Read a withdrawal.
+         * @description Sandbox only. A withdrawal from your balance as the operator would record one for you, decided by the
+         *     same code as Create a withdrawal (`POST /partner/v1/platforms/withdrawals`): the same checks in the
+         *     same order, its `amount` + `fee` held at once, the same answers (`201` for a new one, `200` with the
+         *     same withdrawal for the same request again, `409` for its `externalId` with other fields) and the same
+         *     refusals, which change nothing: `422` `validation_failed` (an address not valid on the network, the zero
+         *     address, one of the platform's own deposit addresses, an amount under the network's minimum),
+         *     `insufficient_balance` (with `available`), and `503` `network_halted`. Read it back with Read a
+         *     withdrawal. It differs from Create a withdrawal in exactly three ways:
+         *
+         *     - **No `callbackUrl`**: its events (`withdrawal.updated`, `withdrawal.done`, `withdrawal.failed`) are
+         *       in the feed of every event (`GET /partner/v2/platforms/events`) only.
+         *     - **The operator's policy does not apply**, as to the operator's own withdrawals: it is never refused
+         *       with `withdrawals_disabled` or `daily_limit_exceeded`, nor for your `maximum` or your
+         *       `allowedDestinations` (Read your withdrawal terms), and never waits for approval: it starts
+         *       `queued`. Its `amount` does count toward your `dailyLimit` while it is `PENDING` or `DONE`.
+         *     - **It never settles by itself**: it stays `PENDING` (`stage` `queued`) until you move it to `DONE`
+         *       or `FAILED` with Advance a test withdrawal (`POST /sandbox/v1/withdrawals/{uuid}/status`), where one
+         *       made by Create a withdrawal in the sandbox settles by itself a few seconds later. Use it to test
+         *       what your code does with a withdrawal that stays pending, or that ends when you choose.
          */
         post: operations["createSandboxWithdrawal"];
         delete?: never;
@@ -476,6 +526,22 @@ export interface components {
             available?: components["schemas"]["TokenAmount"];
         };
         /**
+         * @description An RFC 9457 problem of a refused test withdrawal (`POST /sandbox/v1/withdrawals`): `Problem`'s fields,
+         *     with `code` as Create a withdrawal answers the same refusal: `validation_failed` (`errors` names each
+         *     field) or one of the withdrawals' own codes (`WithdrawalProblemCode`: `insufficient_balance` with
+         *     `available`). A refused test withdrawal changed nothing.
+         */
+        SandboxWithdrawalProblem: {
+            type: components["schemas"]["type"];
+            title: components["schemas"]["title"];
+            status: components["schemas"]["status"];
+            detail?: components["schemas"]["detail"];
+            code: components["schemas"]["ProblemCode"] | components["schemas"]["WithdrawalProblemCode"];
+            errors?: components["schemas"]["errors"];
+            serverTime?: components["schemas"]["serverTime"];
+            available?: components["schemas"]["TokenAmount"];
+        };
+        /**
          * @description Your balance on one network in one currency, in the currency's smallest unit like order amounts (USDT
          *     has 6 decimals: `1500000` is 1.5 USDT). `received` − `withdrawn` = `available` + `held` − `owed`,
          *     always.
@@ -497,6 +563,80 @@ export interface components {
         /** @description Your balances, one per network and currency the platform serves (zeros included). */
         BalanceList: {
             data: components["schemas"]["Balance"][];
+        };
+        /**
+         * @description What a withdrawal on one network in one currency must meet now, for your merchant: the checks
+         *     `POST /partner/v1/platforms/withdrawals` makes before it looks at your balance (`GET
+         *     /partner/v1/platforms/balances`). Amounts are in whole units of `currency`, as a withdrawal's `amount`
+         *     and `fee` are (`12.5` USDT), not in the smallest unit. `fee` and `minimum` are the network's own;
+         *     `maximum`, `approvalAbove` and `allowedDestinations` are your merchant's, the same on both networks and
+         *     checked per withdrawal; `dailyLimit` is one limit across both networks (the same `dailyLimit` and
+         *     `dailyLeft` in each network's terms).
+         */
+        WithdrawalTerms: {
+            blockchain: components["schemas"]["Blockchain"];
+            currency: components["schemas"]["Currency"];
+            /**
+             * @description Whether a withdrawal on this network can be accepted. `false` when the operator has not enabled
+             *     withdrawals through the API for your merchant (live mode; they are refused with
+             *     `withdrawals_disabled`), or when your `allowedDestinations` name no address of this network. The
+             *     sandbox enables every merchant. A network the platform halted after a deep reorg refuses
+             *     withdrawals for a while (`503` `network_halted`) whatever this says.
+             */
+            enabled: boolean;
+            /**
+             * @description The network's fee for each withdrawal on it, charged on top of `amount` (your balance is charged
+             *     `amount` + `fee`; the destination receives `amount`); `0` where there is none.
+             * @example 1
+             */
+            fee: components["schemas"]["WithdrawalAmount"];
+            /**
+             * @description The smallest `amount` this network takes (the fee not counted); one smallest unit less is refused (`validation_failed`).
+             * @example 1
+             */
+            minimum: components["schemas"]["WithdrawalAmount"];
+            /**
+             * @description Your largest withdrawal: an `amount` of exactly this is accepted, one smallest unit more is refused
+             *     (`validation_failed`). Per withdrawal, on either network. `null`: no limit of your own (the
+             *     contract's largest amount, 1,000,000,000 USDT, still holds).
+             * @example 500
+             */
+            maximum: components["schemas"]["WithdrawalLimit"];
+            /**
+             * @description The most your withdrawals may add up to in any 24 hours, across both networks together: the
+             *     `amount`s (fees not counted) of your `PENDING` and `DONE` withdrawals created in the last 24 hours
+             *     (a rolling window by the platform's clock, not a calendar day), on Tron and Ethereum alike, whoever
+             *     asked for them (you through the API, the operator, the Sandbox helper); a `FAILED` one frees its
+             *     share. Only withdrawals you ask for through the API are refused by it (`daily_limit_exceeded`).
+             *     `null`: no daily limit.
+             * @example 2000
+             */
+            dailyLimit: components["schemas"]["WithdrawalLimit"];
+            /**
+             * @description What is left of `dailyLimit` now (never below 0), the same in both networks' terms: a withdrawal
+             *     whose `amount` is at most this passes the daily limit. It grows again as withdrawals leave the
+             *     24-hour window or fail. `null` when there is no daily limit.
+             * @example 1487.5
+             */
+            dailyLeft: components["schemas"]["WithdrawalLimit"];
+            /**
+             * @description A withdrawal whose `amount` is more than this waits for the operator's approval (`stage`
+             *     `awaiting_approval`), still holding its amount and fee; one of exactly this amount is `queued` at
+             *     once. `null`: none waits.
+             * @example 1000
+             */
+            approvalAbove: components["schemas"]["WithdrawalLimit"];
+            /**
+             * @description The only destinations the operator allows for your withdrawals on this network, as the platform
+             *     writes addresses (EIP-55 on Ethereum); any other is refused (`validation_failed`). Empty: any
+             *     destination valid on the network (never one of the platform's own deposit addresses).
+             * @example []
+             */
+            allowedDestinations: components["schemas"]["WalletAddress"][];
+        };
+        /** @description Your withdrawal terms, one per network and currency the platform serves. */
+        WithdrawalTermsList: {
+            data: components["schemas"]["WithdrawalTerms"][];
         };
         /**
          * @description A page of deposit orders, newest first. Each item is the order exactly as its read returns it. A walk
@@ -974,6 +1114,14 @@ export interface components {
          */
         WithdrawalEventType: "withdrawal.updated" | "withdrawal.done" | "withdrawal.failed";
         /**
+         * Format: double
+         * @description A limit in whole units of USDT, written as withdrawal amounts are (`500`, `12.5`, at most 6 decimals),
+         *     or `null` where there is none. A limit the operator set above 1,000,000,000 USDT, the largest amount
+         *     the contract writes, is written as 1000000000: no single withdrawal can be larger.
+         * @example 500
+         */
+        WithdrawalLimit: number | null;
+        /**
          * @description An event's ID, the `webhook-id` header of its callbacks (the same on every delivery of it).
          * @example msg_p5jXN8AQM9LWM0D4loKWxJek
          */
@@ -1025,7 +1173,10 @@ export interface components {
             /** @description Amount of the deposit in the smallest unit (`2500000` is 2.5 USDT); at least 1. */
             amount: components["schemas"]["TokenAmount"];
         };
-        /** @description A test withdrawal for the sandbox, as the operator would create it. */
+        /**
+         * @description A test withdrawal for the sandbox, as the operator would record one for you: the fields of
+         *     `CreateWithdrawalRequest` but `callbackUrl`, with `currency` optional (USDT).
+         */
         SandboxWithdrawalRequest: {
             /**
              * @description Your transaction ID of the withdrawal, unique per merchant.
@@ -1039,9 +1190,17 @@ export interface components {
              */
             amount: number;
             blockchain: components["schemas"]["Blockchain"];
+            /** @description The withdrawal's currency; USDT, the only one, when left out. */
+            currency?: components["schemas"]["Currency"];
             /** @description The receiver's address on that network. */
             destinationAddress: components["schemas"]["WalletAddress"];
         };
+        /**
+         * Format: int64
+         * @description For `timestamp_out_of_window`, the server's UNIX time in seconds.
+         * @example 1763700000
+         */
+        serverTime: number;
         /**
          * @description The status a sandbox withdrawal moves to; `PENDING` moves once, to `DONE` (with a made-up `txId`) or
          *     `FAILED` (its hold back in the balance).
@@ -1219,6 +1378,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["WithdrawalProblem"];
             };
         };
+        /** @description The request carries a query parameter, and this operation takes none (`validation_failed`); `errors` names it. */
+        UnknownQueryParameter: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
          * @description The events after this cursor are no longer kept (`cursor_expired`): the feed keeps events for
          *     `EVENT_RETENTION_DAYS` (30 by default). List your orders to reconcile, then read the feed again without
@@ -1254,6 +1424,22 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The test withdrawal was refused and nothing changed, with the code Create a withdrawal answers for the
+         *     same refusal: a field is not acceptable (`validation_failed`, `errors` names each), or the balance does
+         *     not cover `amount` + `fee` (`insufficient_balance`, with `available`). Before 1.5.0 both were
+         *     `validation_failed`; treat an unknown code as a refusal that changed nothing.
+         */
+        SandboxWithdrawalRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["SandboxWithdrawalProblem"];
             };
         };
         /** @description The withdrawal's status is final and cannot move (`invalid_status_transition`). */
@@ -1427,8 +1613,11 @@ export type Withdrawal = components['schemas']['Withdrawal'];
 export type CreateWithdrawalRequest = components['schemas']['CreateWithdrawalRequest'];
 export type WithdrawalCallback = components['schemas']['WithdrawalCallback'];
 export type WithdrawalProblem = components['schemas']['WithdrawalProblem'];
+export type SandboxWithdrawalProblem = components['schemas']['SandboxWithdrawalProblem'];
 export type Balance = components['schemas']['Balance'];
 export type BalanceList = components['schemas']['BalanceList'];
+export type WithdrawalTerms = components['schemas']['WithdrawalTerms'];
+export type WithdrawalTermsList = components['schemas']['WithdrawalTermsList'];
 export type DepositOrderPage = components['schemas']['DepositOrderPage'];
 export type WithdrawalPage = components['schemas']['WithdrawalPage'];
 export type Event = components['schemas']['Event'];
@@ -1467,6 +1656,7 @@ export type Detail = components['schemas']['detail'];
 export type WithdrawalProblemCode = components['schemas']['WithdrawalProblemCode'];
 export type Errors = components['schemas']['errors'];
 export type WithdrawalEventType = components['schemas']['WithdrawalEventType'];
+export type WithdrawalLimit = components['schemas']['WithdrawalLimit'];
 export type EventId = components['schemas']['EventId'];
 export type DeliveryState = components['schemas']['DeliveryState'];
 export type EventDelivery = components['schemas']['EventDelivery'];
@@ -1474,6 +1664,7 @@ export type EventType = components['schemas']['EventType'];
 export type DeliveryError = components['schemas']['DeliveryError'];
 export type SandboxDepositRequest = components['schemas']['SandboxDepositRequest'];
 export type SandboxWithdrawalRequest = components['schemas']['SandboxWithdrawalRequest'];
+export type ServerTime = components['schemas']['serverTime'];
 export type WithdrawalStatusChange = components['schemas']['WithdrawalStatusChange'];
 export type ResponseProtocolError = components['responses']['ProtocolError'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
@@ -1488,9 +1679,11 @@ export type ResponseValidationFailed = components['responses']['ValidationFailed
 export type ResponseNotFound = components['responses']['NotFound'];
 export type ResponseWithdrawalRefused = components['responses']['WithdrawalRefused'];
 export type ResponseNetworkHalted = components['responses']['NetworkHalted'];
+export type ResponseUnknownQueryParameter = components['responses']['UnknownQueryParameter'];
 export type ResponseCursorExpired = components['responses']['CursorExpired'];
 export type ResponseDeliveryInFlight = components['responses']['DeliveryInFlight'];
 export type ResponseNotWatched = components['responses']['NotWatched'];
+export type ResponseSandboxWithdrawalRefused = components['responses']['SandboxWithdrawalRefused'];
 export type ResponseStatusConflict = components['responses']['StatusConflict'];
 export type ParameterOrderStatusFilter = components['parameters']['OrderStatusFilter'];
 export type ParameterBlockchainFilter = components['parameters']['BlockchainFilter'];
@@ -1816,6 +2009,40 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["NetworkHalted"];
+            default: components["responses"]["ProtocolError"];
+        };
+    };
+    getWithdrawalTerms: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The request signature (also required by the `Signature` security scheme): 64 lowercase hex
+                 *     characters. Declared here so that the shape is checked before the signature itself.
+                 * @example 4d8076e1fe84bf029a60109a354706ea4e1688d7169269fd2fd3eb1a69fd3daa
+                 */
+                "X-Signature"?: components["parameters"]["XSignature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your withdrawal terms. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WithdrawalTermsList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["UnknownQueryParameter"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             default: components["responses"]["ProtocolError"];
         };
     };
@@ -2188,7 +2415,18 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The withdrawal was created, `PENDING`. */
+            /** @description The withdrawal already created with this `externalId` and these same fields (an idempotent replay). */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Withdrawal"];
+                };
+            };
+            /** @description The withdrawal was created, `PENDING` (`stage` `queued`), and its amount and fee are held. */
             201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2205,9 +2443,10 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["ValidationFailed"];
+            422: components["responses"]["SandboxWithdrawalRefused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["NetworkHalted"];
             default: components["responses"]["ProtocolError"];
         };
     };

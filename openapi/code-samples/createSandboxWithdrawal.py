@@ -23,6 +23,7 @@ body = json.dumps({
     "externalId": "wd-1003",
     "amount": 12.5,
     "blockchain": "Tron",
+    "currency": "USDT",
     "destinationAddress": "TAVtmAR779HopKtw1b3Wa52itoJxYR1Ah4",
 }).encode()
 withdrawal = send("POST", "/sandbox/v1/withdrawals", body)

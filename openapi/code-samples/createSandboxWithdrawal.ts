@@ -7,7 +7,7 @@ const partner = createPartnerClient({
   apiSecret: process.env.PARTNER_API_SECRET!,
 });
 const { data, error, response } = await partner.POST('/sandbox/v1/withdrawals', {
-  body: { externalId: 'wd-1002', amount: 12.5, blockchain: 'Tron', destinationAddress: 'TAVtmAR779HopKtw1b3Wa52itoJxYR1Ah4' },
+  body: { externalId: 'wd-1002', amount: 12.5, blockchain: 'Tron', currency: 'USDT', destinationAddress: 'TAVtmAR779HopKtw1b3Wa52itoJxYR1Ah4' },
 });
 if (error) throw new Error(`${response.status} ${error.code}: ${error.detail}`);
 console.log(data.uuid, data.status);

@@ -1,5 +1,5 @@
 import openapiFetch, { type Client } from 'openapi-fetch';
-import type { Balance, CreateWithdrawalRequest, DepositOrder, DepositOrderPage, Event, EventPage, paths, PlatformEvent, PlatformEventPage, Withdrawal, WithdrawalPage } from '../../generated/schema.js';
+import type { Balance, CreateWithdrawalRequest, DepositOrder, DepositOrderPage, Event, EventPage, paths, PlatformEvent, PlatformEventPage, Withdrawal, WithdrawalPage, WithdrawalTerms } from '../../generated/schema.js';
 import { PartnerApiError, WithdrawalRefusedError } from './errors.js';
 import { requestClass, signingFetch, type Clock, type Fetch } from './auth.js';
 import { paged, type ListAllEventsQuery, type ListDepositOrdersQuery, type ListEventsQuery, type ListWithdrawalsQuery, type Paged } from './pagination.js';
@@ -47,6 +47,13 @@ export interface PartnerClient extends Client<paths> {
   createWithdrawal(request: CreateWithdrawalRequest): Promise<Withdrawal>;
   /** Your balance on each network, in the smallest unit (`GET /partner/v1/platforms/balances`); throws `PartnerApiError`. */
   getBalances(): Promise<Balance[]>;
+  /**
+   * What a withdrawal must meet now on each network (`GET /partner/v1/platforms/withdrawals/terms`):
+   * `enabled`, `fee`, `minimum`, `maximum`, `dailyLimit` and `dailyLeft`, `approvalAbove` (whole units,
+   * as a withdrawal's `amount`; `null` where there is no limit) and `allowedDestinations` (empty: any);
+   * throws `PartnerApiError`.
+   */
+  getWithdrawalTerms(): Promise<WithdrawalTerms[]>;
 }
 
 // openapi-fetch's CommonJS build sets `exports.default` without an `__esModule` marker, so under
@@ -89,8 +96,8 @@ function succeeded<Data>({ data, error, response }: { data?: Data; error?: unkno
 /**
  * A typed client of the partner API whose every request is signed. Each call returns
  * `{ data, error, response }`: `error` is the typed problem (`Problem`) of a failure. The list
- * iterators (`listDepositOrders`, `listWithdrawals`, `listEvents`, `listAllEvents`), `createWithdrawal`
- * and `getBalances` return the data and throw `PartnerApiError` instead.
+ * iterators (`listDepositOrders`, `listWithdrawals`, `listEvents`, `listAllEvents`), `createWithdrawal`,
+ * `getBalances` and `getWithdrawalTerms` return the data and throw `PartnerApiError` instead.
  */
 export function createPartnerClient(options: PartnerClientOptions): PartnerClient {
   if (typeof options !== 'object' || options === null) throw new PartnerClientConfigError('options are required');
@@ -119,6 +126,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
       return succeeded(result);
     },
     getBalances: async () => succeeded(await client.GET('/partner/v1/platforms/balances')).data,
+    getWithdrawalTerms: async () => succeeded(await client.GET('/partner/v1/platforms/withdrawals/terms')).data,
   };
   return Object.assign(client, calls);
 }

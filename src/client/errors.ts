@@ -2,8 +2,8 @@ import type { Problem, WithdrawalProblem } from '../../generated/schema.js';
 
 /**
  * A failure answered by the API (any status outside 2xx), thrown by the list iterators
- * (`listDepositOrders`, `listWithdrawals`, `listEvents`, `listAllEvents`), `getBalances` and
- * `createWithdrawal` (but for its refusals: WithdrawalRefusedError). The plain typed calls (`GET`,
+ * (`listDepositOrders`, `listWithdrawals`, `listEvents`, `listAllEvents`), `getBalances`,
+ * `getWithdrawalTerms` and `createWithdrawal` (but for its refusals: WithdrawalRefusedError). The plain typed calls (`GET`,
  * `POST`, …) do not throw: they return it as `error`.
  *
  * `problem` is the typed RFC 9457 problem of the body. It is `undefined` when the body is not one (a

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPartnerClient, createRequestSigner, PartnerClientConfigError, type Problem } from '../../src/client/index.js';
+import { createPartnerClient, createRequestSigner, PartnerApiError, PartnerClientConfigError, type Problem, type WithdrawalTerms } from '../../src/client/index.js';
 import { signatureVectors } from '../fixtures/vectors.js';
 
 const { secret, cases } = signatureVectors;
@@ -108,6 +108,29 @@ describe('createPartnerClient signs every request (docs/design.md, Request authe
     expect(response.status).toBe(404);
     const code: Problem['code'] | undefined = error?.code;
     expect(code).toBe('not_found');
+  });
+});
+
+describe('getWithdrawalTerms', () => {
+  const tron: WithdrawalTerms = {
+    blockchain: 'Tron', currency: 'USDT', enabled: true, fee: 1, minimum: 1, maximum: 500, dailyLimit: 2000, dailyLeft: 1487.5, approvalAbove: null, allowedDestinations: [],
+  };
+
+  it('signs a GET of the terms and returns their list', async () => {
+    const { fetch, requests } = recordingFetch(() => Response.json({ data: [tron] }));
+    expect(await clientAt(1763700000, fetch).getWithdrawalTerms()).toEqual([tron]);
+    const [{ request, body }] = requests as [(typeof requests)[0]];
+    expect([request.method, new URL(request.url).pathname, body.length]).toEqual(['GET', '/partner/v1/platforms/withdrawals/terms', 0]);
+    const signer = createRequestSigner(secret);
+    expect(await signer.verify({ timestamp: '1763700000', method: 'GET', target: '/partner/v1/platforms/withdrawals/terms', body: '' }, request.headers.get('X-Signature')!)).toBe(true);
+  });
+
+  it('throws PartnerApiError with the problem of a failure', async () => {
+    const problem: Problem = { type: 'about:blank', title: 'Validation failed', status: 422, code: 'validation_failed' };
+    const { fetch } = recordingFetch(() => new Response(JSON.stringify(problem), { status: 422, headers: { 'Content-Type': 'application/problem+json' } }));
+    const failure = await clientAt(1, fetch).getWithdrawalTerms().catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PartnerApiError);
+    expect((failure as PartnerApiError).problem).toEqual(problem);
   });
 });
 

@@ -132,10 +132,16 @@ describe('the typed client against Prism', () => {
       expect(refused.error).toMatchObject({ code: 'insufficient_balance', available: 10000000 });
     });
 
-    it('the balances, and a page of the feed of every event', async () => {
+    it('the balances, the withdrawal terms, and a page of the feed of every event', async () => {
       const balances = await client.GET('/partner/v1/platforms/balances');
       expectNoViolations(balances.response);
       expect(balances.data).toEqual(exampleValue('/partner/v1/platforms/balances', 'get', '200', 'balances'));
+      // The withdrawal terms: each named example, nulls for the limits there are none of.
+      for (const name of ['limited', 'unlimited']) {
+        const terms = await client.GET('/partner/v1/platforms/withdrawals/terms', { headers: { Prefer: `example=${name}` } });
+        expectNoViolations(terms.response);
+        expect(terms.data).toEqual(exampleValue('/partner/v1/platforms/withdrawals/terms', 'get', '200', name));
+      }
       const feed = await client.GET('/partner/v2/platforms/events', { headers: { Prefer: 'example=page' } });
       expectNoViolations(feed.response);
       expect(feed.data!.data.map((e) => e.type)).toEqual(['order.deposit', 'withdrawal.done']);

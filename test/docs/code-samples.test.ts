@@ -105,13 +105,18 @@ async function runSandboxWithdrawalSamples(run: Runner, lang: 'Shell' | 'Python'
 
 /**
  * The money-out samples, run after the sandbox withdrawal WITHDRAWAL_UUID was set DONE: the balances
- * (what the withdrawals hold and took), a withdrawal from the balance, and the feed of every event,
+ * (what the withdrawals hold and took), the withdrawal terms, a withdrawal from the balance, and the feed of every event,
  * where the sandbox withdrawal's settlement is.
  */
 async function runPayoutSamples(run: Runner, lang: 'Shell' | 'Python', externalId: string) {
   const balances = (await run(sampleOf('getBalances', lang))) as { data: { blockchain: string; available: number; withdrawn: number }[] };
   expect(balances.data.map((b) => b.blockchain)).toEqual(['Tron', 'Ethereum']);
   expect(balances.data[0]!.withdrawn).toBeGreaterThanOrEqual(13_500_000); // the sandbox withdrawal, fee included
+  // The sandbox's terms: the networks' fees and minimums in whole units, no limit of the merchant's own.
+  const none = { currency: 'USDT', enabled: true, maximum: null, dailyLimit: null, dailyLeft: null, approvalAbove: null, allowedDestinations: [] };
+  expect(await run(sampleOf('getWithdrawalTerms', lang))).toEqual({
+    data: [{ blockchain: 'Tron', ...none, fee: 1, minimum: 1 }, { blockchain: 'Ethereum', ...none, fee: 5, minimum: 10 }],
+  });
   const withdrawal = await run(sampleOf('createWithdrawal', lang));
   expect(withdrawal).toMatchObject({ externalId, amount: 12.5, fee: 1, status: 'PENDING', stage: 'queued', callbackUrl: 'https://merchant.example/callbacks/withdrawals' });
   // The same request again is the same withdrawal.

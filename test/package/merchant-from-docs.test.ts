@@ -119,9 +119,9 @@ describe("the guide, executed verbatim in an empty project, the client installed
         }
       }
     }
-    const tested = new Set([...testFile.matchAll(/\[(?:createOrder|readOrder|listOrders|readEvents|redeliver|createWithdrawal), (\d+), '(\w+)'(?:, '\w+')?\]/g)].map((m) => `${m[1]} ${m[2]}`));
+    const tested = new Set([...testFile.matchAll(/\[(?:createOrder|readOrder|listOrders|readEvents|redeliver|createWithdrawal|readTerms), (\d+), '(\w+)'(?:, '\w+')?\]/g)].map((m) => `${m[1]} ${m[2]}`));
     expect([...declared].sort()).toEqual([...tested].sort());
-    expect(declared.size).toBe(22);
+    expect(declared.size).toBe(23);
   });
 
   it("installs the client with the docs' command from the platform, and Prism from npm's registry as the guide pins it", async () => {
@@ -148,9 +148,9 @@ describe("the guide, executed verbatim in an empty project, the client installed
     const ran = await runBlock(shellBlocks[1]!.code, merchantEnv({ MOCK_PORT: String(await freePort()) }));
     expect(ran.code, ran.output).toBe(0);
     // node:test's summary (TAP on Node 20 when piped, "ℹ" lines of the spec reporter on Node 24): every
-    // test ran and passed (statuses, the 422, the callbacks, and 18 errors).
-    expect(ran.output).toMatch(/^(#|ℹ) tests 25$/m);
-    expect(ran.output).toMatch(/^(#|ℹ) pass 25$/m);
+    // test ran and passed (statuses, the 422, the callbacks, and 23 errors).
+    expect(ran.output).toMatch(/^(#|ℹ) tests 26$/m);
+    expect(ran.output).toMatch(/^(#|ℹ) pass 26$/m);
     expect(ran.output).toMatch(/^(#|ℹ) fail 0$/m);
     // Prism fired the contract's callbacks on each of the 13 creates, every one to the test's receiver.
     const targets = callbackTargets(ran.output);

@@ -110,17 +110,18 @@ describe("the docs' TypeScript samples, run as the guide says in a fresh folder"
     expect(ran.setSandboxWithdrawalStatus).toEqual([`${ids.WITHDRAWAL_UUID} DONE`]);
     // 2.5 + 100 USDT received on Tron; the sandbox withdrawal took 12.5 and its fee of 1 (Ethereum: the sample's 2.5).
     expect(ran.getBalances).toEqual(['Tron USDT 89000000 0 102500000 13500000', 'Ethereum USDT 2500000 0 2500000 0']);
+    expect(ran.getWithdrawalTerms).toEqual(['Tron USDT true 1 1 null null', 'Ethereum USDT true 5 10 null null']);
     expect(ran.createWithdrawal![0]).toMatch(/^[0-9a-f-]{36} PENDING queued 1$/);
     expect(ran.listAllEvents).toContainEqual(expect.stringMatching(/^withdrawal\.done DONE [0-9a-f]{64}$/));
     expect(ran.listAllEvents!.at(-1)).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
 
-    // The guide's Paying out, in TypeScript, with the same command: the balance, a withdrawal, and its
+    // The guide's Paying out, in TypeScript, with the same command: the balance, the terms, a withdrawal, and its
     // settlement by the sandbox (its job's work, run here: no job runs on this platform, so no callback is attempted).
     writeFileSync(join(project, runCommand![2]!), payingOutBlock('ts').code);
     const settling = setInterval(() => void settleDueSandboxWithdrawals(platform.db), 500);
     const payout = await bash(runCommand![1]!, project, merchantEnv()).finally(() => clearInterval(settling));
     expect(payout.stderr).toBe('');
-    expect(payout.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^available \d+$/), expect.stringMatching(/^DONE [0-9a-f]{64}$/)]);
+    expect(payout.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^available \d+$/), 'terms 1 1 null null', expect.stringMatching(/^DONE [0-9a-f]{64}$/)]);
   }, 600_000); // npm, then 15 runs of npx and tsx (about 1.6 CPU-s each): minutes on a loaded 2-core machine
 
   it('fails, as the guide says, in the package.json that npm install writes in an empty folder', async () => {

@@ -62,6 +62,7 @@ export const SAMPLE_ORDER = [
   'listWithdrawals',
   'setSandboxWithdrawalStatus',
   'getBalances',
+  'getWithdrawalTerms',
   'createWithdrawal',
   'listAllEvents',
 ] as const;

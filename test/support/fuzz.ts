@@ -172,6 +172,10 @@ export const FUZZ_ENDPOINTS: FuzzEndpoint[] = [
     requests: () => fc.record({ method: fc.constant('GET'), path: fc.oneof(fc.constant(''), junk.map((j) => `?${encodeURIComponent(j)}=1`)).map((q) => `/partner/v1/platforms/balances${q}`), as }),
   },
   {
+    name: 'the withdrawal terms',
+    requests: () => fc.record({ method: fc.constant('GET'), path: fc.oneof(fc.constant(''), junk.map((j) => `?${encodeURIComponent(j)}=1`)).map((q) => `/partner/v1/platforms/withdrawals/terms${q}`), as }),
+  },
+  {
     name: 'a withdrawal asked for',
     requests: () =>
       fc.record({

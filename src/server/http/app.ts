@@ -163,7 +163,7 @@ export function buildApp(deps: AppDeps): App {
       eventRetentionDays: deps.config.eventRetentionDays,
     });
     if (deps.config.mode === 'sandbox') {
-      sandboxRoutes(merchant, { paymentLinks, db: deps.db, withdrawals: deps.withdrawals, now: deps.now, watchWindowSeconds: deps.config.watchWindowSeconds });
+      sandboxRoutes(merchant, { paymentLinks, db: deps.db, withdrawals: deps.withdrawals, callbackPolicy: callbacks, metrics, now: deps.now, watchWindowSeconds: deps.config.watchWindowSeconds });
     }
   });
   paymentPageRoutes(fastify, {

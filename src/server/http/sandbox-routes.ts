@@ -1,19 +1,17 @@
 // Sandbox test helpers (contract tag Sandbox): what the operator and the chain would do, for the
 // signed-in merchant only. Registered only in sandbox mode, so a live platform answers 404.
 import type { FastifyInstance } from 'fastify';
-import type { SandboxDepositRequest, SandboxWithdrawalRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
+import type { SandboxDepositRequest, WithdrawalStatusChange } from '../../../generated/schema.js';
 import { componentSchema, uuidPathParams } from './openapi-document.js';
-import { formatDecimalUnits, parseJsonNumberUnits } from '../shared/money.js';
+import { parseJsonNumberUnits } from '../shared/money.js';
 import type { Database } from '../db/database.js';
 import type { PaymentLinks } from '../payment-page/links.js';
 import { sandboxDeposit } from '../orders/sandbox-deposits.js';
 import type { Clock } from '../shared/time.js';
-import type { Refusal } from '../withdrawals/requests.js';
 import { madeUpTxId } from '../withdrawals/sandbox-settlement.js';
-import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
-import type { Withdrawals } from '../withdrawals/withdrawals.js';
 import { writtenNumber } from './authentication.js';
 import { ProblemError } from './problems.js';
+import { answerWithdrawalRequest, type AskedWithdrawal, type WithdrawalRequestDeps } from './withdrawal-requests.js';
 import { MAX_EXACT_INTEGER } from '../shared/exact-integer.js';
 
 const invalid = (pointer: string, detail: string) =>
@@ -22,19 +20,8 @@ const invalid = (pointer: string, detail: string) =>
 /** Printable ASCII without spaces, as the contract's IdempotencyKey parameter. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-/** The helper's refusals: its contract (1.0) answers `validation_failed` naming the field, whatever the reason. */
-function sandboxRefusal(refusal: Refusal): ProblemError {
-  if (refusal.code === 'validation_failed') return new ProblemError(422, 'validation_failed', 'The request body does not match the contract.', { errors: refusal.errors });
-  if (refusal.code === 'network_halted') return invalid('/blockchain', 'is halted after a reorg deeper than its confirmations: no withdrawal is taken on it until the operator resumes it');
-  const detail = refusal.code === 'insufficient_balance'
-    ? `needs ${formatDecimalUnits(refusal.needed)} USDT with the fee, more than the ${formatDecimalUnits(refusal.available)} USDT available: simulate a deposit first`
-    : 'is refused by the withdrawal policy';
-  return invalid('/amount', detail);
-}
-
-export interface SandboxRouteDeps {
+export interface SandboxRouteDeps extends WithdrawalRequestDeps {
   db: Database;
-  withdrawals: Withdrawals;
   now: Clock;
   watchWindowSeconds: number;
   paymentLinks: PaymentLinks;
@@ -78,22 +65,11 @@ export function sandboxRoutes(app: FastifyInstance, deps: SandboxRouteDeps) {
     },
   );
 
-  app.post<{ Body: SandboxWithdrawalRequest }>(
+  // The create's own path, as the operator's source: no policy, and it waits for the status helper below.
+  app.post<{ Body: AskedWithdrawal }>(
     '/sandbox/v1/withdrawals',
     { schema: { body: componentSchema('SandboxWithdrawalRequest') } },
-    async (request, reply) => {
-      const { externalId, blockchain, destinationAddress } = request.body;
-      // The amount's digits as written, never the double they were parsed into (1.9999999999999999 reads as 2).
-      const amountUnits = parseJsonNumberUnits(writtenNumber(request, 'amount') ?? '');
-      if (amountUnits === undefined || amountUnits === 0n) throw invalid('/amount', 'must be a positive amount with at most 6 decimals');
-      // As the operator's: the same books and address checks, no policy; it stays PENDING until moved.
-      const result = await deps.withdrawals.request({
-        merchantId: request.merchant!.id, externalId, network: blockchain, currency: 'USDT', amountUnits, destinationAddress, callbackUrl: undefined, source: 'sandbox',
-      });
-      if (result.outcome === 'created') return reply.code(201).send(toWithdrawal(result.row));
-      if (result.outcome === 'refused') throw sandboxRefusal(result.refusal);
-      throw new ProblemError(409, 'external_id_conflict', `A withdrawal with externalId ${externalId} exists.`);
-    },
+    (request, reply) => answerWithdrawalRequest(request, reply, deps, 'sandbox'),
   );
 
   app.post<{ Params: { uuid: string }; Body: WithdrawalStatusChange }>(

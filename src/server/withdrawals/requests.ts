@@ -3,14 +3,14 @@
 // a deep reorg, checked against the address rules, the operator's policy (API requests only) and the balance, and accepted with its amount plus
 // fee held in the same transaction as its row (ledger/ledger.ts). A refusal changes nothing.
 import { randomUUID } from 'node:crypto';
-import { canonicalAddress, payableAddressProblem } from '../addresses/derivation.js';
+import { canonicalAddress, isAddress, payableAddressProblem } from '../addresses/derivation.js';
 import type { NetworkConfig } from '../config.js';
 import type { Sql } from '../db/database.js';
 import { networkHalt } from '../chain/halt.js';
 import { holdForWithdrawal, lockBalance } from '../ledger/ledger.js';
 import { isDepositAddress } from '../orders/issued-addresses.js';
 import { formatDecimalUnits } from '../shared/money.js';
-import type { Network } from '../shared/network.js';
+import { NETWORKS, type Network } from '../shared/network.js';
 import { readPolicy, type WithdrawalPolicy } from './policy.js';
 import { WITHDRAWAL_COLUMNS, type WithdrawalRow, type WithdrawalSource, type WithdrawalStage } from './withdrawal-rows.js';
 
@@ -73,6 +73,20 @@ function fieldErrors(request: WithdrawalRequest, settings: RequestSettings): { p
   return errors;
 }
 
+/**
+ * What is left of a daily limit: the limit less the amounts (fees not counted) of the merchant's PENDING
+ * and DONE withdrawals created in the last 24 hours by the database's clock, on every network and from
+ * every source (the limit spans networks); never below 0.
+ */
+async function dailyLeft(sql: Sql, merchantId: string, limit: bigint): Promise<bigint> {
+  const [recent] = await sql.query<{ total: bigint }>(
+    `SELECT coalesce(sum(amount_units), 0)::bigint AS total FROM withdrawals
+      WHERE merchant_id = $1 AND status <> 'FAILED' AND created_at > now() - interval '24 hours'`,
+    [merchantId],
+  );
+  return limit > recent!.total ? limit - recent!.total : 0n;
+}
+
 /** The operator's policy, for a merchant's own requests: what it refuses, else the stage the withdrawal starts in. */
 async function policyVerdict(tx: Sql, request: WithdrawalRequest, policy: WithdrawalPolicy, settings: RequestSettings): Promise<Refusal | WithdrawalStage> {
   if (settings.mode === 'live' && !policy.enabled) return { code: 'withdrawals_disabled' };
@@ -85,12 +99,7 @@ async function policyVerdict(tx: Sql, request: WithdrawalRequest, policy: Withdr
   }
   if (errors.length > 0) return { code: 'validation_failed', errors };
   if (policy.dailyLimit !== undefined) {
-    const [recent] = await tx.query<{ total: bigint }>(
-      `SELECT coalesce(sum(amount_units), 0)::bigint AS total FROM withdrawals
-        WHERE merchant_id = $1 AND status <> 'FAILED' AND created_at > now() - interval '24 hours'`,
-      [request.merchantId],
-    );
-    const left = policy.dailyLimit > recent!.total ? policy.dailyLimit - recent!.total : 0n;
+    const left = await dailyLeft(tx, request.merchantId, policy.dailyLimit);
     if (request.amountUnits > left) return { code: 'daily_limit_exceeded', limit: policy.dailyLimit, left };
   }
   return policy.approveAbove !== undefined && request.amountUnits > policy.approveAbove ? 'awaiting_approval' : 'queued';
@@ -137,4 +146,48 @@ export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, set
   );
   await holdForWithdrawal(tx, { merchantId: request.merchantId, network: request.network, withdrawalUuid: row!.uuid, amount: needed });
   return { outcome: 'created', row: row! };
+}
+
+/** What a merchant's withdrawal on one network must meet now (the contract's WithdrawalTerms), in smallest units; undefined: no limit. */
+export interface WithdrawalTerms {
+  network: Network;
+  currency: 'USDT';
+  enabled: boolean;
+  fee: bigint;
+  minimum: bigint;
+  maximum: bigint | undefined;
+  dailyLimit: bigint | undefined;
+  dailyLeft: bigint | undefined;
+  approveAbove: bigint | undefined;
+  /** The allowed destinations of this network; empty: any. */
+  allowedAddresses: string[];
+}
+
+/**
+ * The terms the checks above apply to a merchant's API request, per network, read without deciding
+ * anything: fieldErrors' minimum, policyVerdict's policy and daily limit, the fee the hold takes. A
+ * network whose addresses the allowed destinations name none of takes no withdrawal (policyVerdict
+ * refuses every destination there), so it is not enabled, rather than shown with an empty list that
+ * reads as "any".
+ */
+export async function readTerms(sql: Sql, merchantId: string, settings: RequestSettings): Promise<WithdrawalTerms[]> {
+  const policy = await readPolicy(sql, merchantId);
+  const left = policy.dailyLimit === undefined ? undefined : await dailyLeft(sql, merchantId, policy.dailyLimit);
+  const allowed = settings.mode === 'sandbox' || policy.enabled;
+  return NETWORKS.map((network) => {
+    const allowedAddresses = policy.allowedAddresses.filter((address) => isAddress(network, address));
+    const restricted = policy.allowedAddresses.length > 0;
+    return {
+      network,
+      currency: 'USDT',
+      enabled: allowed && (!restricted || allowedAddresses.length > 0),
+      fee: settings.networks[network].withdrawalFee,
+      minimum: settings.networks[network].minWithdrawal,
+      maximum: policy.maxAmount,
+      dailyLimit: policy.dailyLimit,
+      dailyLeft: left,
+      approveAbove: policy.approveAbove,
+      allowedAddresses,
+    };
+  });
 }

@@ -6,7 +6,7 @@ import { batchedOwnedReads, uuidInBatch } from '../db/batched-reads.js';
 import type { Database } from '../db/database.js';
 import { equalTo, newestFirstWalk, timeBound, type ListPage, type ListRequest } from '../db/pages.js';
 import type { CursorCodec } from '../shared/cursors.js';
-import { requestWithdrawal, type RequestOutcome, type RequestSettings, type WithdrawalRequest } from './requests.js';
+import { readTerms, requestWithdrawal, type RequestOutcome, type RequestSettings, type WithdrawalRequest, type WithdrawalTerms } from './requests.js';
 import { moveWithdrawal, type MoveRefused, type WithdrawalMove } from './settlement.js';
 import { toWithdrawal, WITHDRAWAL_COLUMNS, type WithdrawalRow } from './withdrawal-rows.js';
 
@@ -25,6 +25,11 @@ export class Withdrawals {
   /** Decides a request (requests.ts): created with its hold, the same one replayed, a conflict, or refused with nothing changed. */
   request(request: WithdrawalRequest): Promise<RequestOutcome> {
     return this.db.transaction((tx) => requestWithdrawal(tx, request, this.settings));
+  }
+
+  /** The terms a merchant's request meets now, per network (requests.ts readTerms). */
+  terms(merchantId: string): Promise<WithdrawalTerms[]> {
+    return readTerms(this.db, merchantId, this.settings);
   }
 
   /** Any merchant's withdrawal, as the database holds it (the operator's commands). */

@@ -1,5 +1,5 @@
 // Withdrawals, created and advanced through the sandbox helpers (drawing on a balance funded first): read
-// back exactly, a status moved once, a repeated externalId, a bad amount or address and another merchant refused.
+// back exactly, a status moved once, a repeated externalId replayed or refused, a bad amount or address and another merchant refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_TRON_DESTINATION } from '../../fixtures/orders.js';
 import { DATABASES, startTestPlatform, type TestPlatform } from '../../support/platform.js';
@@ -30,10 +30,13 @@ describe.each(DATABASES)('withdrawals on %s', (kind) => {
     expect(((await again.json()) as { code: string }).code).toBe('invalid_status_transition');
   });
 
-  it('refuses a repeated externalId, too many decimals, a foreign address and another merchant', async () => {
+  it('replays the same request, refuses its externalId with another amount, too many decimals, a foreign address and another merchant', async () => {
     const body = JSON.stringify({ ...withdrawal, externalId: 'sb-wd-2' });
     expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body, headers: JSON_TYPE })).status).toBe(201);
-    expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body, headers: JSON_TYPE })).status).toBe(409);
+    // Since 1.5.0 as the create answers: the same request again is the same withdrawal, another amount a 409.
+    expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body, headers: JSON_TYPE })).status).toBe(200);
+    const changed = JSON.stringify({ ...withdrawal, externalId: 'sb-wd-2', amount: 13 });
+    expect((await t.signed('POST', '/sandbox/v1/withdrawals', { body: changed, headers: JSON_TYPE })).status).toBe(409);
     const before = await t.count('withdrawals');
     for (const bad of [{ amount: 1.0000001 }, { amount: 1e-7 }, { destinationAddress: '0x6Fac4D18c912343BF86fa7049364Dd4E424Ab9C0' }]) {
       const response = await t.signed('POST', '/sandbox/v1/withdrawals', { body: JSON.stringify({ ...withdrawal, externalId: 'sb-wd-3', ...bad }), headers: JSON_TYPE });
@@ -53,7 +56,7 @@ describe.each(DATABASES)('withdrawals on %s', (kind) => {
     const before = await t.count('ledger_entries');
     const refused = await withdraw('sb-written-1', '1.9999999999999999');
     expect(refused.status).toBe(422);
-    expect(await refused.json()).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/amount', detail: 'must be a positive amount with at most 6 decimals' }] });
+    expect(await refused.json()).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/amount', detail: 'must be a positive amount of whole USDT with at most 6 decimals' }] });
     expect(await t.db.query("SELECT 1 FROM withdrawals WHERE external_id = 'sb-written-1'")).toEqual([]);
     expect(await t.count('ledger_entries')).toBe(before);
     const created = await withdraw('sb-written-2', '1.999999');

@@ -1,0 +1,23 @@
+# Python 3 standard library only; PARTNER_API_URL, PARTNER_API_KEY and PARTNER_API_SECRET in the environment.
+import hashlib, hmac, json, os, time, urllib.error, urllib.request
+
+def send(method, target, body=b"", headers={}):
+    """Signs X-Timestamp + METHOD + request target + raw body, sends those same bytes, returns the JSON."""
+    timestamp = str(int(time.time()))
+    message = timestamp.encode() + method.encode() + target.encode() + body
+    signature = hmac.new(os.environ["PARTNER_API_SECRET"].encode(), message, hashlib.sha256).hexdigest()
+    request = urllib.request.Request(os.environ["PARTNER_API_URL"] + target, data=body or None, method=method, headers={
+        "X-Api-Key": os.environ["PARTNER_API_KEY"],
+        "X-Timestamp": timestamp,
+        "X-Signature": signature,
+        **({"Content-Type": "application/json"} if body else {}),
+        **headers,
+    })
+    try:
+        with urllib.request.urlopen(request) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as error:  # 4xx or 5xx: the body is an application/problem+json
+        raise SystemExit(f"{error.code} {error.read().decode()}")
+
+terms = send("GET", "/partner/v1/platforms/withdrawals/terms")
+print(json.dumps(terms))  # in whole units, like a withdrawal's amount: 12.5 = 12.5 USDT; null: no limit
