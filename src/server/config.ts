@@ -41,7 +41,7 @@ export interface Config {
   /** A request (headers and body) must arrive in full within this; then 408. */
   requestTimeoutSeconds: number;
   /** Connections at once, in total and from one address (http/connection-limits.ts). */
-  connections: { total: number; perAddress: number };
+  connections: { total: number; perAddress: number; perNetwork: number };
   rateLimit: { limit: number; windowSeconds: number };
   /** Reverse proxies (IPs or CIDRs) whose X-Forwarded-For names the client; empty: the TCP peer is the client. */
   trustedProxies: string[];
@@ -103,6 +103,8 @@ export function readConfig(env: NodeJS.ProcessEnv, flags: Record<string, string 
     connections: {
       total: integer('MAX_CONNECTIONS', get('max-connections') ?? '4096', 1, 1_000_000),
       perAddress: integer('MAX_CONNECTIONS_PER_ADDRESS', get('max-connections-per-address') ?? '512', 1, 1_000_000),
+      // Twice an address's: a /24 or a /48 is one site (an office, a carrier's pool) more often than many.
+      perNetwork: integer('MAX_CONNECTIONS_PER_NETWORK', get('max-connections-per-network') ?? '1024', 1, 1_000_000),
     },
     rateLimit: rateLimit(get('rate-limit') ?? '100/60'),
     trustedProxies: trustedProxies(get('trusted-proxies') ?? ''),

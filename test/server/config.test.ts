@@ -102,6 +102,7 @@ const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: 
   'request-timeout-seconds': ['10', '20', (c) => c.requestTimeoutSeconds, 10, 20],
   'max-connections': ['100', '200', (c) => c.connections.total, 100, 200],
   'max-connections-per-address': ['10', '20', (c) => c.connections.perAddress, 10, 20],
+  'max-connections-per-network': ['30', '40', (c) => c.connections.perNetwork, 30, 40],
   'rate-limit': ['5/60', '7/30', (c) => c.rateLimit, { limit: 5, windowSeconds: 60 }, { limit: 7, windowSeconds: 30 }],
   'trusted-proxies': ['10.0.0.5', '192.168.0.0/16', (c) => c.trustedProxies, ['10.0.0.5'], ['192.168.0.0/16']],
   'public-url': ['https://flag.example/pay/', 'https://env.example', (c) => c.publicUrl, 'https://flag.example/pay', 'https://env.example'],
@@ -228,8 +229,9 @@ describe('loopback callbacks by default', () => {
 });
 
 describe('the connection limits (issue 50)', () => {
-  it('are 4096 in all and 512 per address by default, and refuse 0', () => {
-    expect(readConfig({}, {}).connections).toEqual({ total: 4096, perAddress: 512 });
+  it('are 4096 in all, 512 per address and 1024 per network by default, and refuse 0', () => {
+    expect(readConfig({}, {}).connections).toEqual({ total: 4096, perAddress: 512, perNetwork: 1024 });
+    expect(() => readConfig({ MAX_CONNECTIONS_PER_NETWORK: '0' }, {})).toThrow(/^MAX_CONNECTIONS_PER_NETWORK must be a whole number from 1 to 1000000, got "0"$/);
     expect(() => readConfig({ MAX_CONNECTIONS: '0' }, {})).toThrow(/^MAX_CONNECTIONS must be a whole number from 1 to 1000000, got "0"$/);
     expect(() => readConfig({ MAX_CONNECTIONS_PER_ADDRESS: 'many' }, {})).toThrow(/^MAX_CONNECTIONS_PER_ADDRESS must be a whole number/);
   });

@@ -21,6 +21,7 @@ export const SERVER_SETTINGS = {
   'request-timeout-seconds': { env: 'REQUEST_TIMEOUT_SECONDS' },
   'max-connections': { env: 'MAX_CONNECTIONS' },
   'max-connections-per-address': { env: 'MAX_CONNECTIONS_PER_ADDRESS' },
+  'max-connections-per-network': { env: 'MAX_CONNECTIONS_PER_NETWORK' },
   'rate-limit': { env: 'RATE_LIMIT' },
   'trusted-proxies': { env: 'TRUSTED_PROXIES' },
   'public-url': { env: 'PUBLIC_URL' },

@@ -2,10 +2,13 @@
 // client_max_body_size, HAProxy's maxconn): connections per address and in total, and no more of a
 // request's body read than the platform uses. Without them, about 20,000 idle connections from one
 // address took every file descriptor of the process until the request timeout closed them, and one GET
-// with an endless body was read (27 GiB) until it did (issue 50).
+// with an endless body was read (27 GiB) until it did (issue 50). Many addresses (20,000 of 127.0.0.0/8;
+// an IPv6 /48 has far more) filled the total with idle connections and a fresh client was hung up: a
+// network is bounded too (an IPv4 /24, an IPv6 /48), and at the total the longest-idle connection makes
+// way for the new one, as HAProxy's and nginx's idle-connection reuse do (issue 57).
 import { readFileSync } from 'node:fs';
 import { BlockList, isIPv4, isIPv6, type Socket } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Counter } from 'prom-client';
 
@@ -14,6 +17,8 @@ export interface ConnectionLimits {
   total: number;
   /** Connections at once from one address (MAX_CONNECTIONS_PER_ADDRESS); trusted proxies are not held to it. */
   perAddress: number;
+  /** Connections at once from one network, an IPv4 /24 or an IPv6 /48 (MAX_CONNECTIONS_PER_NETWORK); not trusted proxies either. */
+  perNetwork: number;
 }
 
 /**
@@ -50,6 +55,14 @@ export function addressOf(remoteAddress: string | undefined): string | undefined
   return `${all.slice(0, 4).map((word) => word.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
+/** The network a connection counts against besides its address: an IPv4 address's /24, an IPv6 address's /48 (a site). */
+export function networkOf(remoteAddress: string | undefined): string | undefined {
+  const address = addressOf(remoteAddress);
+  if (address === undefined) return undefined;
+  if (isIPv4(address)) return `${address.split('.').slice(0, 3).join('.')}.0/24`;
+  return `${address.split(':').slice(0, 3).join(':')}::/48`;
+}
+
 /** An IPv4-mapped IPv6 address (`::ffff:127.0.0.1`, a dual-stack listener's) as its IPv4 address. */
 function unmapped(address: string | undefined): string | undefined {
   return address?.toLowerCase().startsWith('::ffff:') && isIPv4(address.slice(7)) ? address.slice(7) : address;
@@ -67,31 +80,100 @@ function proxyList(trustedProxies: readonly string[]): BlockList {
   return list;
 }
 
+/** Counts of open connections by a key (an address, a network). */
+class Counts {
+  private readonly open = new Map<string, number>();
+  full(key: string, limit: number): boolean {
+    return (this.open.get(key) ?? 0) >= limit;
+  }
+  add(key: string): void {
+    this.open.set(key, (this.open.get(key) ?? 0) + 1);
+  }
+  remove(key: string): void {
+    const left = (this.open.get(key) ?? 1) - 1;
+    if (left > 0) this.open.set(key, left);
+    else this.open.delete(key);
+  }
+}
+
 /**
- * Holds the server to the limits: a connection past either is closed as soon as it is accepted, before
- * a byte of it is read (the total by Node's maxConnections; the address's here, ahead of the HTTP
- * server's own listener), and counted in `refused`.
+ * The server's connections, and which of them are idle (no request in progress: between requests, or
+ * not yet through their first request's headers), longest idle first.
+ */
+class OpenConnections {
+  private readonly all = new Set<Socket>();
+  /** Insertion order is idleness order: a connection moves to the end each time it becomes idle. */
+  private readonly idle = new Set<Socket>();
+  private readonly inFlight = new Map<Socket, number>();
+  get size(): number {
+    return this.all.size;
+  }
+  accept(socket: Socket): void {
+    this.all.add(socket);
+    this.idle.add(socket);
+  }
+  requestStarted(socket: Socket): void {
+    this.inFlight.set(socket, (this.inFlight.get(socket) ?? 0) + 1);
+    this.idle.delete(socket);
+  }
+  requestEnded(socket: Socket): void {
+    const left = (this.inFlight.get(socket) ?? 1) - 1;
+    if (left > 0) return void this.inFlight.set(socket, left);
+    this.inFlight.delete(socket);
+    if (this.all.has(socket)) this.idle.add(socket); // to the end: idle from now
+  }
+  /** Closes the longest-idle connection; false when every one has a request in progress. */
+  closeLongestIdle(): boolean {
+    const [oldest] = this.idle;
+    if (!oldest) return false;
+    this.forget(oldest);
+    oldest.destroy();
+    return true;
+  }
+  forget(socket: Socket): void {
+    this.all.delete(socket);
+    this.idle.delete(socket);
+    this.inFlight.delete(socket);
+  }
+}
+
+/**
+ * Holds the server to the limits: a connection past its address's or its network's is closed as soon as
+ * it is accepted, before a byte of it is read (here, ahead of the HTTP server's own listener), and
+ * counted in `refused`. At the total, the longest-idle connection is closed to make way for the new one
+ * (counted as `idle_closed`); only when every connection has a request in progress is the new one
+ * closed (`total`). The closed idle one loses no answer: it had no request in progress.
  */
 export function limitConnections(server: Server, limits: ConnectionLimits, trustedProxies: readonly string[], refused: Counter<'limit'>): void {
-  server.maxConnections = limits.total;
-  server.on('drop', () => refused.inc({ limit: 'total' }));
   const proxies = proxyList(trustedProxies);
-  const open = new Map<string, number>();
+  const [byAddress, byNetwork] = [new Counts(), new Counts()];
+  const connections = new OpenConnections();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    connections.requestStarted(socket);
+    response.once('close', () => connections.requestEnded(socket));
+  });
   server.prependListener('connection', (socket: Socket) => {
     const peer = unmapped(socket.remoteAddress);
-    if (peer === undefined || proxies.check(peer, isIPv4(peer) ? 'ipv4' : 'ipv6')) return;
-    const address = addressOf(peer)!;
-    const count = open.get(address) ?? 0;
-    if (count >= limits.perAddress) {
-      refused.inc({ limit: 'per_address' });
-      socket.destroy();
-      return;
+    const proxy = peer === undefined || proxies.check(peer, isIPv4(peer) ? 'ipv4' : 'ipv6');
+    const [address, network] = proxy ? [undefined, undefined] : [addressOf(peer)!, networkOf(peer)!];
+    const refusal = address === undefined ? undefined : byAddress.full(address, limits.perAddress) ? 'per_address' : byNetwork.full(network!, limits.perNetwork) ? 'per_network' : undefined;
+    if (refusal !== undefined) {
+      refused.inc({ limit: refusal });
+      return void socket.destroy();
     }
-    open.set(address, count + 1);
+    if (connections.size >= limits.total) {
+      if (!connections.closeLongestIdle()) {
+        refused.inc({ limit: 'total' });
+        return void socket.destroy();
+      }
+      refused.inc({ limit: 'idle_closed' });
+    }
+    connections.accept(socket);
+    if (address !== undefined) (byAddress.add(address), byNetwork.add(network!));
     socket.once('close', () => {
-      const left = (open.get(address) ?? 1) - 1;
-      if (left > 0) open.set(address, left);
-      else open.delete(address);
+      connections.forget(socket);
+      if (address !== undefined) (byAddress.remove(address), byNetwork.remove(network!));
     });
   });
 }

@@ -53,7 +53,7 @@ export function createMetrics(): Metrics {
     },
     connectionsRefused: new Counter({
       name: 'partner_http_connections_refused_total',
-      help: 'Connections closed as soon as accepted, by the limit they passed: total (MAX_CONNECTIONS) or per_address (MAX_CONNECTIONS_PER_ADDRESS)',
+      help: 'Connections closed by a limit: per_address (MAX_CONNECTIONS_PER_ADDRESS) or per_network (MAX_CONNECTIONS_PER_NETWORK), as soon as accepted; at MAX_CONNECTIONS, idle_closed (the longest-idle one, for a new one) or total (the new one: none was idle)',
       labelNames: ['limit'],
       registers: [registry],
     }),

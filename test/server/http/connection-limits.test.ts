@@ -1,14 +1,17 @@
-// What one client may hold of the server (issue 50, items 1 and 7): connections per address and in
-// total (MAX_CONNECTIONS_PER_ADDRESS, MAX_CONNECTIONS), the ones past them closed as soon as accepted,
-// and no body read on past what the platform uses. Every address here is loopback (127.0.0.0/8).
+// What one client may hold of the server (issue 50, items 1 and 7; issue 57, item 1): connections per
+// address, per network and in total (MAX_CONNECTIONS_PER_ADDRESS, MAX_CONNECTIONS_PER_NETWORK,
+// MAX_CONNECTIONS), the ones past an address's or a network's closed as soon as accepted, the longest-idle
+// one closed at the total for a new one, and no body read on past what the platform uses. Every address
+// here is loopback (127.0.0.0/8).
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressOf, effectiveTotal } from '../../../src/server/http/connection-limits.js';
+import { addressOf, effectiveTotal, networkOf } from '../../../src/server/http/connection-limits.js';
 import { signRequest } from '../../../src/signing/index.js';
 import { startTestPlatform, type TestPlatform } from '../../support/platform.js';
 
 const PER_ADDRESS = 20;
+const PER_NETWORK = 30;
 const TOTAL = 60;
 
 interface Held {
@@ -21,7 +24,7 @@ describe('connection limits and unread bodies', () => {
   let port: number;
   const held: Held[] = [];
   beforeAll(async () => {
-    t = await startTestPlatform('pglite', { env: { MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS), MAX_CONNECTIONS: String(TOTAL) } });
+    t = await startTestPlatform('pglite', { env: { MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS), MAX_CONNECTIONS_PER_NETWORK: String(PER_NETWORK), MAX_CONNECTIONS: String(TOTAL) } });
     port = Number(new URL(t.baseUrl).port);
   });
   afterAll(async () => {
@@ -78,14 +81,53 @@ describe('connection limits and unread bodies', () => {
     expect(await signedRead('127.0.0.1')).toBe(200);
   });
 
-  it(`holds all clients together to ${TOTAL} connections, and serves again once some close`, async () => {
-    const open = [...(await idle('127.0.0.11', PER_ADDRESS, 0)), ...(await idle('127.0.0.12', PER_ADDRESS, 0)), ...(await idle('127.0.0.13', PER_ADDRESS))];
+  it(`holds a network (an IPv4 /24) to ${PER_NETWORK} connections, while another network is served`, async () => {
+    const open = [...(await idle('127.0.5.1', PER_ADDRESS, 0)), ...(await idle('127.0.5.2', PER_ADDRESS))];
+    try {
+      expect(open).toHaveLength(PER_NETWORK);
+      expect(await signedRead('127.0.5.3')).toBe('socket hang up'); // a third address of the same /24
+      expect(await signedRead('127.0.6.1')).toBe(200);
+      const metrics = (await get('127.0.6.2', '/metrics')).body;
+      expect(metrics).toMatch(/partner_http_connections_refused_total\{limit="per_network"\} (1[1-9]|[2-9]\d)/);
+    } finally {
+      await release(open);
+    }
+  });
+
+  // Issue 57: many addresses (20,000 of 127.0.0.0/8) filled the total with idle connections, and a fresh client was hung up.
+  it(`closes the longest-idle of ${TOTAL} connections for a fresh client: the client is served, the total kept`, async () => {
+    const first = await idle('127.0.11.1', PER_ADDRESS, 0);
+    const open = [...first, ...(await idle('127.0.12.1', PER_ADDRESS, 0)), ...(await idle('127.0.13.1', PER_ADDRESS))];
     try {
       expect(open).toHaveLength(TOTAL);
-      expect(await signedRead('127.0.0.14')).toBe('socket hang up');
-      await release(open.slice(0, 5));
+      expect(await signedRead('127.0.14.1')).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the close reaches the client
+      const closed = open.filter((entry) => entry.closed);
+      expect(closed).toHaveLength(1); // one made way, no more
+      expect(first).toContain(closed[0]); // one of the longest idle
+      const metrics = (await get('127.0.14.2', '/metrics')).body;
+      expect(metrics).toMatch(/partner_http_connections_refused_total\{limit="idle_closed"\} 1$/m); // the read's: it had closed when this one came
+    } finally {
+      await release(open);
+    }
+  });
+
+  it(`closes a new connection at the total when every one of the ${TOTAL} has a request in progress, and serves again once one ends`, async () => {
+    // A POST whose headers arrived and whose body has not: in progress until it arrives (or the request timeout).
+    const busy = async (from: string, count: number) => {
+      const entries = await idle(from, count, 0);
+      for (const entry of entries) entry.socket.write(`POST /partner/v1/platforms/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+      return entries;
+    };
+    const open = [...(await busy('127.0.21.1', PER_ADDRESS)), ...(await busy('127.0.22.1', PER_ADDRESS)), ...(await busy('127.0.23.1', PER_ADDRESS))];
+    await new Promise((resolve) => setTimeout(resolve, 300)); // every request's headers read
+    try {
+      expect(open.filter((entry) => !entry.closed)).toHaveLength(TOTAL);
+      expect(await signedRead('127.0.24.1')).toBe('socket hang up');
+      expect(open.filter((entry) => entry.closed)).toHaveLength(0); // none with a request in progress was closed
+      await release(open.slice(0, 1));
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(await signedRead('127.0.0.14')).toBe(200);
+      expect(await signedRead('127.0.24.1')).toBe(200);
     } finally {
       await release(open);
     }
@@ -148,6 +190,14 @@ describe('the connection limits themselves', () => {
     expect(addressOf('2001:db8:1:2:bbbb:cccc:dddd:eeee')).toBe('2001:db8:1:2::/64');
     expect(addressOf('2001:db8::1')).toBe('2001:db8:0:0::/64');
     expect(addressOf('::1')).toBe('0:0:0:0::/64');
+  });
+
+  it('count a network as an IPv4 address\'s /24 and an IPv6 address\'s /48', () => {
+    expect(networkOf('::ffff:203.0.113.9')).toBe('203.0.113.0/24');
+    expect(networkOf('203.0.113.250')).toBe('203.0.113.0/24');
+    expect(networkOf('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1::/48');
+    expect(networkOf('2001:db8:1:ffff::9')).toBe('2001:db8:1::/48');
+    expect(networkOf('2001:db8::1')).toBe('2001:db8:0::/48');
   });
 
   it('lower MAX_CONNECTIONS to what the open-file limit leaves beside the platform\'s own files', () => {
