@@ -2,12 +2,46 @@
 // (http/metrics.ts) and handed to the jobs, so neither takes them from the other. Never a key, never an
 // address of a merchant's in a label.
 import type { Counter, Gauge } from 'prom-client';
+import type { Sql } from '../db/database.js';
+import { NETWORKS } from '../shared/network.js';
+import { payoutCounts } from '../withdrawals/payout-queue.js';
+import { pausedNetworks } from './pause.js';
 
 export interface PayoutGauges {
   /** The hot wallet's balances: `token` in smallest units, `gas` in the network's own (wei, sun). */
   hotWallet: Gauge<'network' | 'asset'>;
+  /** The low-balance thresholds (ETHEREUM_LOW_BALANCE_USDT, …), in hotWallet's units and labels: set where configured. */
+  lowBalance: Gauge<'network' | 'asset'>;
   /** Withdrawals by where their payout stands: `queued`, `waiting_for_funds`, `in_flight`. */
   payouts: Gauge<'network' | 'state'>;
+  /** How long the oldest payout out has been out (0: none out). */
+  oldestInFlight: Gauge<'network'>;
+  /** 1 while an operator has paused the network's payouts. */
+  paused: Gauge<'network'>;
   confirmed: Counter<'network'>;
   failed: Counter<'network'>;
+}
+
+/**
+ * The gauges the database knows, read at each scrape (http/operations-routes.ts) so that every instance
+ * shows the same, current values, whichever holds the payout lease and whether its payer runs at all (an
+ * age set by a payer that stopped would stop growing, and its alert never fire).
+ */
+export async function readPayoutGauges(sql: Sql, gauges: PayoutGauges): Promise<void> {
+  const [paused, oldest] = await Promise.all([pausedNetworks(sql), oldestInFlight(sql)]);
+  for (const network of NETWORKS) {
+    for (const [state, count] of Object.entries(await payoutCounts(sql, network))) gauges.payouts.set({ network, state }, count);
+    gauges.oldestInFlight.set({ network }, oldest.get(network) ?? 0);
+    gauges.paused.set({ network }, paused.some((p) => p.network === network) ? 1 : 0);
+  }
+}
+
+/** Per network, the seconds since the oldest payout out was first signed (its earliest transaction that may still be mined). */
+async function oldestInFlight(sql: Sql): Promise<Map<string, number>> {
+  const rows = await sql.query<{ network: string; seconds: number }>(
+    `SELECT w.blockchain AS network, extract(epoch FROM now() - min(p.created_at))::float8 AS seconds
+       FROM withdrawals w JOIN payout_transactions p ON p.withdrawal_uuid = w.uuid AND p.state IN ('pending', 'mined')
+      WHERE w.status = 'PENDING' AND w.stage = 'sent' GROUP BY w.blockchain`,
+  );
+  return new Map(rows.map((r) => [r.network, r.seconds]));
 }
