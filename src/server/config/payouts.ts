@@ -3,7 +3,7 @@
 // settlement of withdrawals asked for through the API; the hot wallets' low-balance thresholds (alerts).
 import type { Network } from '../shared/network.js';
 import type { Mode } from './server.js';
-import { amount, ConfigError, integer, optionalUrl, type SettingGetter } from './values.js';
+import { ConfigError, integer, optionalUrl, type SettingGetter } from './values.js';
 
 export const PAYOUT_SETTINGS = {
   'sandbox-withdrawal-seconds': { env: 'SANDBOX_WITHDRAWAL_SECONDS' },
@@ -64,11 +64,16 @@ export function payoutConfig(mode: Mode, get: SettingGetter<typeof PAYOUT_SETTIN
   };
 }
 
-/** The thresholds given, each a whole number of smallest units (as every amount setting). */
+/**
+ * The thresholds given, each a whole number of smallest units (as every amount setting), read as a bigint:
+ * wei pass JSON's exact integers (2^53 wei is 0.009 ETH), so not through `amount`, whose values are the API's.
+ */
 function lowBalance(settings: Record<keyof LowBalance, [string, string | undefined]>): LowBalance {
   const thresholds: LowBalance = {};
   for (const [asset, [name, text]] of Object.entries(settings) as [keyof LowBalance, [string, string | undefined]][]) {
-    if (text !== undefined) thresholds[asset] = amount(name, text);
+    if (text === undefined) continue;
+    if (!/^\d{1,30}$/.test(text)) throw new ConfigError(`${name} must be a whole number of smallest units (USDT: 1000000 = 1 USDT; ETH in wei, TRX in sun), got "${text}"`);
+    thresholds[asset] = BigInt(text);
   }
   return thresholds;
 }
