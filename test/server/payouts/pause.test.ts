@@ -4,7 +4,8 @@
 // database the payer's rounds are driven one by one (what a round did is then known, no waiting on time);
 // on PostgreSQL two `partner-api serve` instances: the pause given through one is obeyed by whichever holds
 // the payout lease within one round, nothing is sent by either, and after the resume each withdrawal is
-// paid exactly once (assertPaidExactlyOnce).
+// paid exactly once (assertPaidExactlyOnce). Tron's payer, against the stand-in of its node, holds its
+// rebuild of an expired transaction and its queue while paused.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,10 @@ import { payoutsPauseCommand, payoutsResumeCommand } from '../../../src/server/c
 import { openPostgres } from '../../../src/server/db/database.js';
 import { EthereumNode } from '../../../src/server/payouts/ethereum-node.js';
 import { EthereumPayer } from '../../../src/server/payouts/ethereum-payer.js';
-import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { HotWallet, loadHotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { TronNode } from '../../../src/server/payouts/tron-node.js';
+import { TronPayer } from '../../../src/server/payouts/tron-payer.js';
+import { toTronAddress } from '../../../src/server/addresses/derivation.js';
 import { orderRequest } from '../../fixtures/orders.js';
 import { normalizeAddress, startChain, type Chain, type Hex, type Token } from '../../support/chain.js';
 import { runCommand } from '../../support/cli.js';
@@ -25,6 +29,7 @@ import { liveEthereumEnv } from '../../support/live-env.js';
 import { assertPaidExactlyOnce, randomDestination, type Asked } from '../../support/payouts.js';
 import { DATABASES, freshDatabase, livePlatform, TEST_DATABASE_URL, type TestPlatform } from '../../support/platform.js';
 import { until } from '../../support/processes.js';
+import { startTronNode, type TronNode as StandIn } from '../../support/tron-node.js';
 
 const USDT = 1_000_000n;
 const ETH = 10n ** 18n;
@@ -224,4 +229,61 @@ describe.skipIf(!TEST_DATABASE_URL)('payouts paused through one of two instances
     instances = undefined;
     await assertPaidExactlyOnce({ chain, token, wallet: wallet.address, keyHex, asked, outside: 0, fromBlock, db: await openPostgres(database.url!), env, output, found: [] });
   }, 240_000);
+});
+
+describe("Tron's payer paused (the stand-in node): no first send, no rebuild of an expired transaction", () => {
+  let t: TestPlatform | undefined;
+  let node: StandIn | undefined;
+  let dir: string | undefined;
+  afterAll(async () => {
+    await t?.close();
+    await node?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('holds the rebuild and the queue while paused; resumed, the expired payout is rebuilt and the queue sent', async () => {
+    const token = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'; // the default: USDT_CONTRACTS.Tron
+    node = await startTronNode({ token });
+    dir = mkdtempSync(join(tmpdir(), 'pause-tron-'));
+    const keyFile = join(dir, 'tron-payout.key');
+    writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+    chmodSync(keyFile, 0o600);
+    const wallet = await loadHotWallet('Tron', keyFile);
+    node.setTokenBalance(wallet.address, 50_000_000n);
+    node.setTrxBalance(wallet.address, 500_000_000n);
+    node.produceBlocks(20);
+    t = await livePlatform(DATABASES[0]!, {});
+    await t.fund('Tron', 30_000_000n);
+    const payer = new TronPayer({ db: t.db, node: new TronNode(node.url), wallet, token, feeLimitSun: 100_000_000, expirationSeconds: 60, fundsWaitHours: 72 });
+    const to = () => toTronAddress(randomBytes(20));
+    const withdraw = async (amount: number) => t!.client().createWithdrawal({ externalId: `tron-pause-${randomBytes(4).toString('hex')}`, blockchain: 'Tron', currency: 'USDT', amount, destinationAddress: to() });
+    const stage = async (uuid: string) => (await t!.db.query<{ stage: string | null }>('SELECT stage FROM withdrawals WHERE uuid = $1', [uuid]))[0]!.stage;
+    const sentTxIds = () => new Set(node!.broadcasts.map((b) => b.txID));
+
+    const out = await withdraw(10);
+    await payer.round();
+    expect(await stage(out.uuid)).toBe('sent');
+    expect(sentTxIds().size).toBe(1);
+    // Never included, and expired before the solidified block: a rebuild is due after two sightings 100 solidified blocks apart.
+    node.advanceTime(400_000, { include: false });
+    await payoutsPauseCommand(t.platform, { blockchain: 'tron' });
+    const queued = await withdraw(5);
+    for (let i = 0; i < 2; i++) {
+      await payer.round();
+      node.advanceTime(400_000, { include: false });
+    }
+    await payer.round();
+    expect(await t.count('payout_transactions')).toBe(1);
+    expect(sentTxIds().size).toBe(1);
+    expect(await stage(queued.uuid)).toBe('queued');
+
+    // Resumed: the queued one is sent at once, and the expired one is rebuilt after its two sightings.
+    await payoutsResumeCommand(t.platform, { blockchain: 'tron' });
+    await payer.round();
+    expect(await stage(queued.uuid)).toBe('sent');
+    node.advanceTime(400_000, { include: false });
+    await payer.round();
+    expect(await t.count(`payout_transactions WHERE withdrawal_uuid = '${out.uuid}'`)).toBe(2);
+    expect(sentTxIds().size).toBe(3);
+  }, 60_000);
 });
