@@ -3,8 +3,8 @@
 // address of a merchant's in a label.
 import type { Counter, Gauge } from 'prom-client';
 import type { Sql } from '../db/database.js';
-import { NETWORKS } from '../shared/network.js';
-import { payoutCounts } from '../withdrawals/payout-queue.js';
+import { NETWORKS, type Network } from '../shared/network.js';
+import { payoutCounts, sentWithdrawals } from '../withdrawals/payout-queue.js';
 import { pausedNetworks } from './pause.js';
 
 export interface PayoutGauges {
@@ -28,20 +28,21 @@ export interface PayoutGauges {
  * age set by a payer that stopped would stop growing, and its alert never fire).
  */
 export async function readPayoutGauges(sql: Sql, gauges: PayoutGauges): Promise<void> {
-  const [paused, oldest] = await Promise.all([pausedNetworks(sql), oldestInFlight(sql)]);
+  const paused = await pausedNetworks(sql);
   for (const network of NETWORKS) {
     for (const [state, count] of Object.entries(await payoutCounts(sql, network))) gauges.payouts.set({ network, state }, count);
-    gauges.oldestInFlight.set({ network }, oldest.get(network) ?? 0);
+    gauges.oldestInFlight.set({ network }, await oldestInFlight(sql, network));
     gauges.paused.set({ network }, paused.some((p) => p.network === network) ? 1 : 0);
   }
 }
 
-/** Per network, the seconds since the oldest payout out was first signed (its earliest transaction that may still be mined). */
-async function oldestInFlight(sql: Sql): Promise<Map<string, number>> {
-  const rows = await sql.query<{ network: string; seconds: number }>(
-    `SELECT w.blockchain AS network, extract(epoch FROM now() - min(p.created_at))::float8 AS seconds
-       FROM withdrawals w JOIN payout_transactions p ON p.withdrawal_uuid = w.uuid AND p.state IN ('pending', 'mined')
-      WHERE w.status = 'PENDING' AND w.stage = 'sent' GROUP BY w.blockchain`,
+/** The seconds since the oldest payout out was first signed (its earliest transaction that may still be mined); 0 when none is out. */
+async function oldestInFlight(sql: Sql, network: Network): Promise<number> {
+  const out = (await sentWithdrawals(sql, network)).map((w) => w.uuid);
+  if (out.length === 0) return 0;
+  const [row] = await sql.query<{ seconds: number | null }>(
+    "SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM payout_transactions WHERE withdrawal_uuid = ANY($1::uuid[]) AND state IN ('pending', 'mined')",
+    [out],
   );
-  return new Map(rows.map((r) => [r.network, r.seconds]));
+  return row?.seconds ?? 0;
 }
