@@ -30,10 +30,15 @@ export interface PayoutGauges {
 export async function readPayoutGauges(sql: Sql, gauges: PayoutGauges): Promise<void> {
   const paused = await pausedNetworks(sql);
   for (const network of NETWORKS) {
-    for (const [state, count] of Object.entries(await payoutCounts(sql, network))) gauges.payouts.set({ network, state }, count);
+    await readPayoutCounts(sql, gauges, network);
     gauges.oldestInFlight.set({ network }, await oldestInFlight(sql, network));
     gauges.paused.set({ network }, paused.some((p) => p.network === network) ? 1 : 0);
   }
+}
+
+/** The network's withdrawals by where their payout stands (partner_payouts). */
+export async function readPayoutCounts(sql: Sql, gauges: PayoutGauges, network: Network): Promise<void> {
+  for (const [state, count] of Object.entries(await payoutCounts(sql, network))) gauges.payouts.set({ network, state }, count);
 }
 
 /** The seconds since the oldest payout out was first signed (its earliest transaction that may still be mined); 0 when none is out. */

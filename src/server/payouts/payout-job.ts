@@ -11,7 +11,7 @@ import { moveWithdrawal, type WithdrawalMove } from '../withdrawals/settlement.j
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import type { HotWallet } from './hot-wallet.js';
 import { payoutPause } from './pause.js';
-import type { PayoutGauges } from './payout-gauges.js';
+import { readPayoutCounts, type PayoutGauges } from './payout-gauges.js';
 import { markBroadcast, markTransaction, sentPayouts, type PayoutTransaction, type PayoutTransactionState, type SentPayout } from './payout-store.js';
 
 export interface PayoutJobOptions {
@@ -52,6 +52,8 @@ export abstract class PayoutJob {
     this.fence = fence;
     await this.readPause();
     const signed = await this.pay();
+    // The counts as the round leaves them; every scrape reads them again (readPayoutGauges), on every instance.
+    if (this.job.gauges) await readPayoutCounts(this.job.db, this.job.gauges, this.network);
     return signed === BATCH;
   }
 

@@ -26,6 +26,7 @@ import { normalizeAddress, startChain, type Chain, type Hex, type Token } from '
 import { runCommand } from '../../support/cli.js';
 import { startInstances, type Instances } from '../../support/instances.js';
 import { liveEthereumEnv } from '../../support/live-env.js';
+import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
 import { assertPaidExactlyOnce, randomDestination, type Asked } from '../../support/payouts.js';
 import { DATABASES, freshDatabase, livePlatform, TEST_DATABASE_URL, type TestPlatform } from '../../support/platform.js';
 import { until } from '../../support/processes.js';
@@ -285,5 +286,35 @@ describe("Tron's payer paused (the stand-in node): no first send, no rebuild of 
     await payer.round();
     expect(await t.count(`payout_transactions WHERE withdrawal_uuid = '${out.uuid}'`)).toBe(2);
     expect(sentTxIds().size).toBe(3);
+  }, 60_000);
+});
+
+describe('payouts pause through the operator socket of a running platform on PGlite', () => {
+  let platform: RunningPartnerApi | undefined;
+  let dir: string | undefined;
+  afterAll(async () => {
+    await platform?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is run by the running platform (its database is locked to it), shown by /readyz and /metrics, and resumed', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pause-socket-'));
+    const env = { DATA_DIR: join(dir, 'data'), DATABASE_URL: '' };
+    platform = await startPartnerApi(env);
+    const readyz = async () => (await fetch(`${platform!.baseUrl}/readyz`)).json() as Promise<Record<string, unknown>>;
+    const gauge = async () => /^partner_payouts_paused\{network="Tron"\} (\d)$/m.exec(await (await fetch(`${platform!.baseUrl}/metrics`)).text())?.[1];
+
+    const paused = await runCommand(['payouts', 'pause', '--blockchain', 'Tron', '--reason', 'node upgrade'], env);
+    expect(paused).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Tron: payouts paused \(node upgrade\)/) });
+    expect(await readyz()).toMatchObject({ status: 'ready', payoutsPaused: [{ network: 'Tron', reason: 'node upgrade' }] });
+    expect(await gauge()).toBe('1');
+    const refused = await runCommand(['payouts', 'pause', '--blockchain', 'Bitcoin'], env);
+    expect(refused).toMatchObject({ code: 64, stderr: expect.stringMatching(/--blockchain must be Tron or Ethereum/) });
+
+    const resumed = await runCommand(['payouts', 'resume', '--blockchain', 'tron', '--json'], env);
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ network: 'Tron', wasPaused: true, reason: 'node upgrade' });
+    expect(await readyz()).not.toHaveProperty('payoutsPaused');
+    expect(await gauge()).toBe('0');
   }, 60_000);
 });
