@@ -120,6 +120,10 @@ const EVERY_OTHER_SETTING: Record<string, [flag: string, env: string, read: (c: 
   'tron-payout-expiration-seconds': ['120', '300', (c) => c.payouts.tronExpirationSeconds, 120, 300],
   'payout-replace-after-seconds': ['30', '40', (c) => c.payouts.replaceAfterSeconds, 30, 40],
   'payout-funds-wait-hours': ['1', '2', (c) => c.payouts.fundsWaitHours, 1, 2],
+  'ethereum-low-balance-usdt': ['500000000', '600000000', (c) => c.payouts.lowBalance.Ethereum.token, 500_000_000n, 600_000_000n],
+  'ethereum-low-balance-eth': ['500000000000000000', '20000000000000000000', (c) => c.payouts.lowBalance.Ethereum.gas, 500_000_000_000_000_000n, 20_000_000_000_000_000_000n],
+  'tron-low-balance-usdt': ['100000000', '200000000', (c) => c.payouts.lowBalance.Tron.token, 100_000_000n, 200_000_000n],
+  'tron-low-balance-trx': ['500000000', '900000000', (c) => c.payouts.lowBalance.Tron.gas, 500_000_000n, 900_000_000n],
 };
 
 /**

@@ -177,6 +177,7 @@ const TABLE_OWNERS: Record<string, string> = {
   merchants: 'merchants',
   platform_settings: 'merchants',
   payout_transactions: 'payouts',
+  payout_pauses: 'payouts',
   withdrawal_policies: 'withdrawals',
   withdrawals: 'withdrawals',
   schema_migrations: 'db',

@@ -8,6 +8,7 @@ import { CHAIN_COMMANDS } from './chain-commands.js';
 import type { Command } from './command.js';
 import { LEDGER_COMMANDS } from './ledger-commands.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
+import { PAYOUT_COMMANDS } from './payout-commands.js';
 import { SERVE_COMMANDS } from './serve-command.js';
 import { WITHDRAWAL_COMMANDS } from './withdrawal-commands.js';
 
@@ -17,6 +18,7 @@ export const COMMANDS: Command[] = [
   ...SERVE_COMMANDS,
   ...MERCHANT_COMMANDS,
   ...WITHDRAWAL_COMMANDS,
+  ...PAYOUT_COMMANDS,
   ...LEDGER_COMMANDS,
   ...CALLBACK_COMMANDS,
   ...CHAIN_COMMANDS,

@@ -1,6 +1,6 @@
 // Paying withdrawals: the hot wallets' key files (live mode only), the Tron API payouts use, the most a
 // payout may spend on fees, when one is replaced, how long one waits for funds; and the sandbox's own
-// settlement of withdrawals asked for through the API.
+// settlement of withdrawals asked for through the API; the hot wallets' low-balance thresholds (alerts).
 import type { Network } from '../shared/network.js';
 import type { Mode } from './server.js';
 import { ConfigError, integer, optionalUrl, type SettingGetter } from './values.js';
@@ -16,7 +16,18 @@ export const PAYOUT_SETTINGS = {
   'tron-payout-expiration-seconds': { env: 'TRON_PAYOUT_EXPIRATION_SECONDS' },
   'payout-replace-after-seconds': { env: 'PAYOUT_REPLACE_AFTER_SECONDS' },
   'payout-funds-wait-hours': { env: 'PAYOUT_FUNDS_WAIT_HOURS' },
+  'ethereum-low-balance-usdt': { env: 'ETHEREUM_LOW_BALANCE_USDT' },
+  'ethereum-low-balance-eth': { env: 'ETHEREUM_LOW_BALANCE_ETH' },
+  'tron-low-balance-usdt': { env: 'TRON_LOW_BALANCE_USDT' },
+  'tron-low-balance-trx': { env: 'TRON_LOW_BALANCE_TRX' },
 } as const;
+
+/**
+ * A hot wallet's low-balance thresholds, in smallest units as every amount setting: `token` in the
+ * token's (USDT: 1000000 = 1 USDT), `gas` in the network's own coin's (wei of ETH, sun of TRX). Unset:
+ * no threshold, no alert. Exported as metrics beside the balances (partner_payout_hot_wallet_*).
+ */
+export type LowBalance = { token?: bigint; gas?: bigint };
 
 export interface PayoutConfig {
   /** The file of each network's hot wallet key (only the signing code reads it; live mode only); none: that network is paid by hand. */
@@ -35,6 +46,7 @@ export interface PayoutConfig {
   replaceAfterSeconds: number;
   /** A queued withdrawal the hot wallet has not covered this long fails, its hold released. */
   fundsWaitHours: number;
+  lowBalance: Record<Network, LowBalance>;
 }
 
 export function payoutConfig(mode: Mode, get: SettingGetter<typeof PAYOUT_SETTINGS>): PayoutConfig {
@@ -49,7 +61,25 @@ export function payoutConfig(mode: Mode, get: SettingGetter<typeof PAYOUT_SETTIN
     tronExpirationSeconds: integer('TRON_PAYOUT_EXPIRATION_SECONDS', get('tron-payout-expiration-seconds') ?? '600', 60, 86_400),
     replaceAfterSeconds: integer('PAYOUT_REPLACE_AFTER_SECONDS', get('payout-replace-after-seconds') ?? '180', 1, 86_400),
     fundsWaitHours: integer('PAYOUT_FUNDS_WAIT_HOURS', get('payout-funds-wait-hours') ?? '72', 1, 8760),
+    lowBalance: {
+      Ethereum: lowBalance({ token: ['ETHEREUM_LOW_BALANCE_USDT', get('ethereum-low-balance-usdt')], gas: ['ETHEREUM_LOW_BALANCE_ETH', get('ethereum-low-balance-eth')] }),
+      Tron: lowBalance({ token: ['TRON_LOW_BALANCE_USDT', get('tron-low-balance-usdt')], gas: ['TRON_LOW_BALANCE_TRX', get('tron-low-balance-trx')] }),
+    },
   };
+}
+
+/**
+ * The thresholds given, each a whole number of smallest units (as every amount setting), read as a bigint:
+ * wei pass JSON's exact integers (2^53 wei is 0.009 ETH), so not through `amount`, whose values are the API's.
+ */
+function lowBalance(settings: Record<keyof LowBalance, [string, string | undefined]>): LowBalance {
+  const thresholds: LowBalance = {};
+  for (const [asset, [name, text]] of Object.entries(settings) as [keyof LowBalance, [string, string | undefined]][]) {
+    if (text === undefined) continue;
+    if (!/^\d{1,30}$/.test(text)) throw new ConfigError(`${name} must be a whole number of smallest units (USDT: 1000000 = 1 USDT; ETH in wei, TRX in sun), got "${text}"`);
+    thresholds[asset] = BigInt(text);
+  }
+  return thresholds;
 }
 
 /**

@@ -47,6 +47,9 @@ export function createMetrics(): Metrics {
     },
     payouts: {
       hotWallet: new Gauge({ name: 'partner_payout_hot_wallet_balance', help: "The hot wallet's balance by network: asset token in the token's smallest units, asset gas in the network's own (wei on Ethereum, sun of TRX on Tron)", labelNames: ['network', 'asset'], registers: [registry] }),
+      lowBalance: new Gauge({ name: 'partner_payout_hot_wallet_low_balance_threshold', help: "The hot wallet's low-balance threshold (ETHEREUM_LOW_BALANCE_USDT, _ETH, TRON_LOW_BALANCE_USDT, _TRX) in partner_payout_hot_wallet_balance's units and labels; only those configured", labelNames: ['network', 'asset'], registers: [registry] }),
+      oldestInFlight: new Gauge({ name: 'partner_payout_oldest_in_flight_seconds', help: 'Seconds since the oldest payout out (stage sent) was signed, by network; 0 when none is out', labelNames: ['network'], registers: [registry] }),
+      paused: new Gauge({ name: 'partner_payouts_paused', help: "1 while an operator has paused the network's payouts (partner-api payouts pause): nothing new is sent", labelNames: ['network'], registers: [registry] }),
       payouts: new Gauge({ name: 'partner_payouts', help: 'Withdrawals by where their payout stands: queued, waiting_for_funds (the hot wallet does not cover them yet), in_flight (their transaction is out)', labelNames: ['network', 'state'], registers: [registry] }),
       confirmed: new Counter({ name: 'partner_payouts_confirmed_total', help: 'Payouts the chain confirmed (DONE) since the start', labelNames: ['network'], registers: [registry] }),
       failed: new Counter({ name: 'partner_payouts_failed_total', help: 'Payouts that failed (reverted, refused by the token, not covered in time) since the start', labelNames: ['network'], registers: [registry] }),

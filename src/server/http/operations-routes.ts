@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { haltedNetworks } from '../chain/halt.js';
 import { waitingForFunds } from '../withdrawals/payout-queue.js';
+import { pausedNetworks } from '../payouts/pause.js';
+import { readPayoutGauges } from '../payouts/payout-gauges.js';
 import type { Mode } from '../config.js';
 import { contract, contractText } from './openapi-document.js';
 import type { Database } from '../db/database.js';
@@ -68,18 +70,27 @@ export function operationsRoutes(app: FastifyInstance, deps: { db: Database; met
   app.get('/readyz', async (_request, reply) => {
     let halted;
     let waiting;
+    let paused;
     try {
-      [halted, waiting] = await Promise.all([haltedNetworks(deps.db), waitingForFunds(deps.db)]);
+      [halted, waiting, paused] = await Promise.all([haltedNetworks(deps.db), waitingForFunds(deps.db), pausedNetworks(deps.db)]);
     } catch {
       return reply.code(503).send({ status: 'unavailable', database: deps.db.kind });
     }
     // A network halted after a deep reorg needs an operator: not ready, and it says which.
     if (halted.length > 0) return reply.code(503).send({ status: 'chain_halted', database: deps.db.kind, halted: halted.map((h) => ({ network: h.network, reason: h.reason })) });
-    // Payouts the hot wallet cannot cover yet: still ready (deposits and reads go on), and it says so.
-    return { status: 'ready', database: deps.db.kind, ...(Object.keys(waiting).length > 0 ? { payoutsWaitingForFunds: waiting } : {}) };
+    // Payouts the hot wallet cannot cover yet, payouts an operator paused: still ready (deposits, reads and
+    // withdrawal requests go on; a pause is the operator's choice, not a fault), and it says so.
+    return {
+      status: 'ready',
+      database: deps.db.kind,
+      ...(Object.keys(waiting).length > 0 ? { payoutsWaitingForFunds: waiting } : {}),
+      ...(paused.length > 0 ? { payoutsPaused: paused.map((p) => ({ network: p.network, since: p.pausedAt.toISOString(), reason: p.reason })) } : {}),
+    };
   });
 
   app.get('/metrics', async (_request, reply) => {
+    // The payouts' gauges the database knows, as they are now; a database that does not answer leaves them as last read.
+    await readPayoutGauges(deps.db, deps.metrics.payouts).catch(() => {});
     return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 

@@ -64,6 +64,20 @@ function unlessHalted(db: Database, network: Network, round: () => Promise<boole
   };
 }
 
+/**
+ * The payouts' metrics known at the start: the low-balance thresholds configured, beside the balances the
+ * payers read, and each network's counters at 0, so that an alert on their increase sees the first one.
+ * A gauge is a float64, as the balance beside it: exact to 2^53 units, beyond (wei past 0.009 ETH) rounded to
+ * 16 significant digits, which a threshold's comparison does not notice.
+ */
+function payoutMetrics(config: Config, gauges: PayoutGauges): void {
+  for (const network of ['Ethereum', 'Tron'] as const) {
+    gauges.confirmed.inc({ network }, 0);
+    gauges.failed.inc({ network }, 0);
+    for (const [asset, units] of Object.entries(config.payouts.lowBalance[network])) gauges.lowBalance.set({ network, asset }, Number(units));
+  }
+}
+
 /** A key file's refusal as a configuration error naming its setting (exit 78); other errors as they are. */
 async function keyFileSetting<T>(network: Network, work: () => Promise<T>): Promise<T> {
   try {
@@ -132,6 +146,7 @@ export async function startJobs(deps: { config: Config; db: Database; secrets: S
           (error) => log?.warn({ err: error }, 'settling sandbox withdrawals failed'),
         )
       : undefined;
+  if (deps.payoutGauges) payoutMetrics(config, deps.payoutGauges);
   // Paying withdrawals on chain, one payer per network at a time (the lease, each write of a round fenced
   // by it: payouts/payout-job.ts): where the network has a
   // node to ask, with its hot wallet if it has one (without, it checks the operator's recorded payments).

@@ -106,7 +106,8 @@ export class EthereumPayer extends PayoutJob {
     // A mined one that a reorg took away is pending again.
     const unmined = live.filter((t) => t.state === 'mined').map((transaction) => ({ transaction, state: 'pending' as const }));
     if (unmined.length > 0) await this.mark(...unmined);
-    if (this.options.wallet && latest.age_seconds > this.options.replaceAfterSeconds) {
+    // Paused: no replacement; its same bytes are still sent again (nothing new: the transaction is out).
+    if (this.options.wallet && !this.paused && latest.age_seconds > this.options.replaceAfterSeconds) {
       if (await this.replace(this.options.wallet, withdrawal, latest)) return;
     }
     await this.broadcast(withdrawal, latest);
@@ -277,7 +278,8 @@ export class EthereumPayer extends PayoutJob {
     const [tokens, gas] = await Promise.all([node.tokenBalance(token, wallet.address), node.balance(wallet.address)]);
     this.options.gauges?.hotWallet.set({ network: 'Ethereum', asset: 'token' }, Number(tokens));
     this.options.gauges?.hotWallet.set({ network: 'Ethereum', asset: 'gas' }, Number(gas));
-    if (queued.length === 0) return 0;
+    // Paused by the operator: nothing new is signed; the queue waits as it is (not even for funds).
+    if (queued.length === 0 || this.paused) return 0;
     // What the hot wallet's payouts out, not mined yet, will still take from it: theirs is spoken for.
     let available = tokens - sent.filter(unmined).reduce((sum, p) => sum + p.withdrawal.amount_units, 0n);
     let gasAvailable = gas;

@@ -6,11 +6,12 @@ import { fencedTransaction, LeaseLostError, UNFENCED, type Fence } from '../db/f
 import type { Logger } from '../shared/logger.js';
 import { formatDecimalUnits } from '../shared/money.js';
 import type { Network } from '../shared/network.js';
-import { awaitFunds, payoutCounts } from '../withdrawals/payout-queue.js';
+import { awaitFunds } from '../withdrawals/payout-queue.js';
 import { moveWithdrawal, type WithdrawalMove } from '../withdrawals/settlement.js';
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 import type { HotWallet } from './hot-wallet.js';
-import type { PayoutGauges } from './payout-gauges.js';
+import { payoutPause } from './pause.js';
+import { readPayoutCounts, type PayoutGauges } from './payout-gauges.js';
 import { markBroadcast, markTransaction, sentPayouts, type PayoutTransaction, type PayoutTransactionState, type SentPayout } from './payout-store.js';
 
 export interface PayoutJobOptions {
@@ -31,6 +32,12 @@ export type Mark = { transaction: PayoutTransaction; state: PayoutTransactionSta
 export abstract class PayoutJob {
   /** The round's fence: every write proves with it that the round's lease is still held. */
   private fence: Fence = UNFENCED;
+  /**
+   * Whether an operator paused the network's payouts (payouts/pause.ts), read at the start of each round:
+   * while true the payer sends nothing new (no first send, no replacement, no rebuild) and still follows
+   * what is out.
+   */
+  protected paused = false;
 
   constructor(
     readonly network: Network,
@@ -43,12 +50,20 @@ export abstract class PayoutJob {
    */
   async round(fence: Fence = UNFENCED): Promise<boolean> {
     this.fence = fence;
+    await this.readPause();
     const signed = await this.pay();
-    const { gauges, db } = this.job;
-    if (gauges) {
-      for (const [state, count] of Object.entries(await payoutCounts(db, this.network))) gauges.payouts.set({ network: this.network, state }, count);
-    }
+    // The counts as the round leaves them; every scrape reads them again (readPayoutGauges), on every instance.
+    if (this.job.gauges) await readPayoutCounts(this.job.db, this.job.gauges, this.network);
     return signed === BATCH;
+  }
+
+  /** Reads the operator's pause for this round; says so once as it starts and once as it ends. */
+  private async readPause(): Promise<void> {
+    const pause = await payoutPause(this.job.db, this.network);
+    const log = this.job.log;
+    if (pause && !this.paused) log?.warn({ network: this.network, pausedAt: pause.pausedAt, reason: pause.reason }, `payouts on ${this.network} are paused by the operator: nothing new is sent, what is out is followed, until partner-api payouts resume --blockchain ${this.network.toLowerCase()}`);
+    if (!pause && this.paused) log?.info?.({ network: this.network }, `payouts on ${this.network} are resumed`);
+    this.paused = pause !== undefined;
   }
 
   /** The network's round: follow what is out, pay what is queued; how many it signed. */

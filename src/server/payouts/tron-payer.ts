@@ -119,7 +119,8 @@ export class TronPayer extends PayoutJob {
     const latest = own.at(-1)!;
     const expiration = latest.expires_at!.getTime();
     const lastExpiration = Math.max(...own.map((t) => t.expires_at!.getTime()));
-    if (solid.timestamp > lastExpiration && (await this.neverIncluded(withdrawal, transactions, latest, solid))) {
+    // Paused: no rebuild (the expired transaction stays out, followed, until the operator resumes).
+    if (!this.paused && solid.timestamp > lastExpiration && (await this.neverIncluded(withdrawal, transactions, latest, solid))) {
       // Expired before the solidified block and in no block, seen twice: no node can include it any more.
       this.log('warn', withdrawal, { txId: latest.tx_hash, expiredAt: latest.expires_at!.toISOString() }, 'payout expired and no block holds it: it can never be included');
       const dropped = own.map((transaction) => ({ transaction, state: 'dropped' as const }));
@@ -278,7 +279,8 @@ export class TronPayer extends PayoutJob {
     const trx = await node.trxBalance(wallet.address);
     this.options.gauges?.hotWallet.set({ network: 'Tron', asset: 'token' }, Number(tokens));
     this.options.gauges?.hotWallet.set({ network: 'Tron', asset: 'gas' }, Number(trx));
-    if (queued.length === 0) return 0;
+    // Paused by the operator: nothing new is signed; the queue waits as it is (not even for funds).
+    if (queued.length === 0 || this.paused) return 0;
     // The solidified balance, less what the payouts out will take: none of them is solidified, so none has
     // moved it yet (a head balance would count a payout included but not solidified twice).
     let available = tokens - out.reduce((sum, p) => sum + p.withdrawal.amount_units, 0n);
