@@ -56,6 +56,16 @@ function indexPage(mode: Mode): string {
 /** The docs' routes from the root that a link of the docs' menu names: its guide's sections and its tags (Redoc's slugs). */
 const TAG_ROUTES = ((contract as unknown as { tags?: { name: string }[] }).tags ?? []).map((tag) => `/${tag.name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`);
 
+/** How long a scrape waits for the gauges the database knows. */
+const GAUGE_READ_MS = 2_000;
+
+/** Waits for `work`, or `ms` at most. */
+async function settledWithin(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 export function operationsRoutes(app: FastifyInstance, deps: { db: Database; metrics: Metrics; mode: Mode }) {
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.requests.observe(
@@ -88,9 +98,15 @@ export function operationsRoutes(app: FastifyInstance, deps: { db: Database; met
     };
   });
 
+  // The payouts' gauges the database knows, as they are now. A scrape waits at most GAUGE_READ_MS for them:
+  // a database that does not answer (a frozen connection) leaves them as last read, and never holds the
+  // scrape; one read at a time, so scrapes do not pile reads up behind it.
+  let gaugeRead: Promise<void> | undefined;
   app.get('/metrics', async (_request, reply) => {
-    // The payouts' gauges the database knows, as they are now; a database that does not answer leaves them as last read.
-    await readPayoutGauges(deps.db, deps.metrics.payouts).catch(() => {});
+    gaugeRead ??= readPayoutGauges(deps.db, deps.metrics.payouts)
+      .catch(() => {})
+      .finally(() => (gaugeRead = undefined));
+    await settledWithin(gaugeRead, GAUGE_READ_MS);
     return reply.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 

@@ -255,7 +255,7 @@ describe("Tron's payer paused (the stand-in node): no first send, no rebuild of 
     node.produceBlocks(20);
     t = await livePlatform(DATABASES[0]!, {});
     await t.fund('Tron', 30_000_000n);
-    const payer = new TronPayer({ db: t.db, node: new TronNode(node.url), wallet, token, feeLimitSun: 100_000_000, expirationSeconds: 60, fundsWaitHours: 72, clock: () => node.head.timestamp });
+    const payer = new TronPayer({ db: t.db, node: new TronNode(node.url), wallet, token, feeLimitSun: 100_000_000, expirationSeconds: 60, fundsWaitHours: 72, clock: () => node!.head.timestamp });
     const to = () => toTronAddress(randomBytes(20));
     const withdraw = async (amount: number) => t!.client().createWithdrawal({ externalId: `tron-pause-${randomBytes(4).toString('hex')}`, blockchain: 'Tron', currency: 'USDT', amount, destinationAddress: to() });
     const stage = async (uuid: string) => (await t!.db.query<{ stage: string | null }>('SELECT stage FROM withdrawals WHERE uuid = $1', [uuid]))[0]!.stage;
