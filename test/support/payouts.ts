@@ -2,13 +2,34 @@
 // invariants every payout run must leave behind (issue 53), checked on the chain and in the database
 // once the platform has stopped, every broken one listed in one failure.
 import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Database } from '../../src/server/db/database.js';
+import { loadHotWallet, type HotWallet } from '../../src/server/payouts/hot-wallet.js';
+import type { TronNode } from './tron-node.js';
 import { addressTopic, normalizeAddress, TRANSFER_TOPIC, type Chain, type Hex, type Token } from './chain.js';
 import { runCommand } from './cli.js';
 import { keyLeaks } from './key-leak.js';
 
 /** A random destination per withdrawal (no wallet's), so that its balance shows exactly its payout. */
+/**
+ * A Tron hot wallet for the stand-in node: a fresh key in a key file (0600) of a fresh directory, the
+ * wallet loaded from it as the platform loads it, holding 50 USDT and 500 TRX, and the node's first `blocks`.
+ */
+export async function fundedTronWallet(node: TronNode, dirPrefix: string, blocks = 20): Promise<{ dir: string; keyFile: string; wallet: HotWallet }> {
+  const dir = mkdtempSync(join(tmpdir(), dirPrefix));
+  const keyFile = join(dir, 'tron-payout.key');
+  writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+  chmodSync(keyFile, 0o600); // whatever the umask
+  const wallet = await loadHotWallet('Tron', keyFile);
+  node.setTokenBalance(wallet.address, 50_000_000n);
+  node.setTrxBalance(wallet.address, 500_000_000n);
+  node.produceBlocks(blocks);
+  return { dir, keyFile, wallet };
+}
+
 export function randomDestination(): string {
   return `0x${randomBytes(20).toString('hex')}`;
 }

@@ -15,13 +15,14 @@ import { halt, networkHalt, resumeNetwork } from '../../../src/server/chain/halt
 import { ChainScanner } from '../../../src/server/chain/scanner.js';
 import { chainResumeCommand } from '../../../src/server/cli/chain-commands.js';
 import { checkLedger } from '../../../src/server/ledger/ledger.js';
-import { HotWallet, loadHotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
 import { startChain, type Chain, type Hex, type Token } from '../../support/chain.js';
 import { liveEthereumEnv } from '../../support/live-env.js';
 import { DATABASES, livePlatform, startTestPlatform, type TestPlatform } from '../../support/platform.js';
 import { startReceiver, type Receiver } from '../../support/receiver.js';
 import { startTronNode, type TronNode as StandIn } from '../../support/tron-node.js';
 import { orderRequest } from '../../fixtures/orders.js';
+import { fundedTronWallet } from '../../support/payouts.js';
 
 const CONFIRMATIONS = 2;
 const USDT = 1_000_000n;
@@ -217,14 +218,9 @@ describe("Tron's payer while Tron is halted (the stand-in node)", () => {
   it('sends nothing while halted, the queued withdrawal stays queued; once resumed it is sent', async () => {
     const token = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'; // the default: USDT_CONTRACTS.Tron
     node = await startTronNode({ token });
-    dir = mkdtempSync(join(tmpdir(), 'halt-tron-'));
-    const keyFile = join(dir, 'tron-payout.key');
-    writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
-    chmodSync(keyFile, 0o600);
-    const wallet = await loadHotWallet('Tron', keyFile);
-    node.setTokenBalance(wallet.address, 50_000_000n);
-    node.setTrxBalance(wallet.address, 500_000_000n);
-    node.produceBlocks(20);
+    const funded = await fundedTronWallet(node, 'halt-tron-');
+    dir = funded.dir;
+    const { keyFile } = funded;
     // Live: a sandbox refuses a payout key (its balances are made up).
     t = await livePlatform(DATABASES[0]!, { TRON_API_URL: node.url, TRON_PAYOUT_KEY_FILE: keyFile });
     await t.fund('Tron', 30_000_000n);

@@ -17,7 +17,7 @@ import { payoutsPauseCommand, payoutsResumeCommand } from '../../../src/server/c
 import { openPostgres } from '../../../src/server/db/database.js';
 import { EthereumNode } from '../../../src/server/payouts/ethereum-node.js';
 import { EthereumPayer } from '../../../src/server/payouts/ethereum-payer.js';
-import { HotWallet, loadHotWallet } from '../../../src/server/payouts/hot-wallet.js';
+import { HotWallet } from '../../../src/server/payouts/hot-wallet.js';
 import { TronNode } from '../../../src/server/payouts/tron-node.js';
 import { TronPayer } from '../../../src/server/payouts/tron-payer.js';
 import { toTronAddress } from '../../../src/server/addresses/derivation.js';
@@ -27,7 +27,7 @@ import { runCommand } from '../../support/cli.js';
 import { startInstances, type Instances } from '../../support/instances.js';
 import { liveEthereumEnv } from '../../support/live-env.js';
 import { startPartnerApi, type RunningPartnerApi } from '../../support/partner-api.js';
-import { assertPaidExactlyOnce, randomDestination, type Asked } from '../../support/payouts.js';
+import { assertPaidExactlyOnce, fundedTronWallet, randomDestination, type Asked } from '../../support/payouts.js';
 import { DATABASES, freshDatabase, livePlatform, TEST_DATABASE_URL, type TestPlatform } from '../../support/platform.js';
 import { until } from '../../support/processes.js';
 import { startTronNode, type TronNode as StandIn } from '../../support/tron-node.js';
@@ -245,14 +245,9 @@ describe("Tron's payer paused (the stand-in node): no first send, no rebuild of 
   it('holds the rebuild and the queue while paused; resumed, the expired payout is rebuilt and the queue sent', async () => {
     const token = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'; // the default: USDT_CONTRACTS.Tron
     node = await startTronNode({ token });
-    dir = mkdtempSync(join(tmpdir(), 'pause-tron-'));
-    const keyFile = join(dir, 'tron-payout.key');
-    writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
-    chmodSync(keyFile, 0o600);
-    const wallet = await loadHotWallet('Tron', keyFile);
-    node.setTokenBalance(wallet.address, 50_000_000n);
-    node.setTrxBalance(wallet.address, 500_000_000n);
-    node.produceBlocks(20);
+    const funded = await fundedTronWallet(node, 'pause-tron-');
+    dir = funded.dir;
+    const { wallet } = funded;
     t = await livePlatform(DATABASES[0]!, {});
     await t.fund('Tron', 30_000_000n);
     const payer = new TronPayer({ db: t.db, node: new TronNode(node.url), wallet, token, feeLimitSun: 100_000_000, expirationSeconds: 60, fundsWaitHours: 72, clock: () => node!.head.timestamp });

@@ -23,6 +23,7 @@ import { TronPayer, UNKNOWN_AGAIN_AFTER_BLOCKS, type TronPayerOptions } from '..
 import { keyLeaks } from '../../support/key-leak.js';
 import { DATABASES, livePlatform, type TestPlatform } from '../../support/platform.js';
 import { startTronNode, TRANSFER_ENERGY, type TronNode as StandIn } from '../../support/tron-node.js';
+import { fundedTronWallet } from '../../support/payouts.js';
 
 const USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 /** 100 TRX: what each payout may burn for its energy, and what the hot wallet must hold for it. */
@@ -694,14 +695,9 @@ describe('the Tron payer wired into the jobs (TRON_API_URL, TRON_API_KEY, TRON_P
     const apiKey = randomBytes(16).toString('hex');
     // The default token (USDT_CONTRACTS.Tron); a node that answers only requests carrying the key (401 otherwise).
     node = await startTronNode({ token: USDT, apiKey });
-    dir = mkdtempSync(join(tmpdir(), 'tron-payer-jobs-'));
-    const keyFile = join(dir, 'tron-payout.key');
-    writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
-    chmodSync(keyFile, 0o600);
-    const wallet = await loadHotWallet('Tron', keyFile);
-    node.setTokenBalance(wallet.address, 50_000_000n);
-    node.setTrxBalance(wallet.address, 500_000_000n);
-    node.produceBlocks(SOLID_LAG + 1);
+    const funded = await fundedTronWallet(node, 'tron-payer-jobs-', SOLID_LAG + 1);
+    dir = funded.dir;
+    const { keyFile } = funded;
     t = await livePlatform(DATABASES[0]!, { TRON_API_URL: node.url, TRON_API_KEY: apiKey, TRON_PAYOUT_KEY_FILE: keyFile });
     await t.fund('Tron', 30_000_000n);
     await t.platform.startJobs();
