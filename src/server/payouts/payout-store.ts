@@ -6,6 +6,7 @@ import type { Database, Sql } from '../db/database.js';
 import { NETWORKS, type Network } from '../shared/network.js';
 import { moveWithdrawal } from '../withdrawals/settlement.js';
 import { sentWithdrawals } from '../withdrawals/payout-queue.js';
+import { reservedForHand } from '../withdrawals/hand-payment.js';
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 
 export type PayoutTransactionState = 'pending' | 'mined' | 'dropped' | 'failed';
@@ -67,10 +68,13 @@ export interface Intent {
  * Writes a payout's transaction before it is broadcast, and moves its withdrawal on, in the caller's
  * transaction (a payer's is fenced by its lease): `sent` for a payout's first (from `queued`), `resent`
  * for another of the same payout (from `sent`). Undefined when the withdrawal was not where the move
- * needs it (another payer took it, the operator moved it): then nothing is written, and the transaction
- * must never be broadcast. The row written, to broadcast, when it was.
+ * needs it (another payer took it, the operator moved it, or reserved it for hand payment: the row is
+ * locked before the reservation is read, so the operator's reservation and this intent never both win):
+ * then nothing is written, and the transaction must never be broadcast. The row written, to broadcast,
+ * when it was.
  */
 export async function recordIntent(tx: Sql, intent: Intent, move: 'sent' | 'resent'): Promise<PayoutTransaction | undefined> {
+    if (intent.payer === 'hot_wallet' && (await reservedForHand(tx, intent.withdrawalUuid))) return undefined;
     const moved = await moveWithdrawal(tx, intent.withdrawalUuid, { to: move, txId: intent.txHash });
     if (!moved || 'refused' in moved) return undefined;
     const [written] = await tx.query<PayoutTransaction>(
@@ -112,13 +116,23 @@ export async function highestNonce(sql: Sql, fromAddress: string): Promise<bigin
 /**
  * The operator's payment of a queued withdrawal, recorded: its transaction, which the network's payout
  * job then checks on chain as it checks its own (a confirmed transfer of the exact amount to the
- * destination, from any address). 'used' when another withdrawal's payout holds that transaction.
+ * destination, from any address). 'used' when another withdrawal's payout holds that transaction;
+ * 'unreserved' when `reservationRequired` (the CLI's rule: a hot wallet pays the network) and the
+ * withdrawal is not reserved for hand payment, read under the row's lock in the transaction that records it.
  */
-export async function recordOperatorPayment(db: Database, withdrawal: { uuid: string; network: Network }, txHash: string): Promise<'recorded' | 'used' | 'refused'> {
+export async function recordOperatorPayment(
+  db: Database,
+  withdrawal: { uuid: string; network: Network },
+  txHash: string,
+  { reservationRequired = false }: { reservationRequired?: boolean } = {},
+): Promise<'recorded' | 'used' | 'refused' | 'unreserved'> {
   const [used] = await db.query('SELECT 1 FROM payout_transactions WHERE tx_hash = $1', [txHash]);
   if (used) return 'used';
   const intent = { withdrawalUuid: withdrawal.uuid, network: withdrawal.network, payer: 'operator' as const, fromAddress: null, nonce: null, txHash, raw: null };
-  return (await db.transaction((tx) => recordIntent(tx, intent, 'sent'))) ? 'recorded' : 'refused';
+  return db.transaction(async (tx) => {
+    if (reservationRequired && !(await reservedForHand(tx, withdrawal.uuid))) return 'unreserved';
+    return (await recordIntent(tx, intent, 'sent')) ? 'recorded' : 'refused';
+  });
 }
 
 /**
