@@ -7,9 +7,9 @@ import type { Platform } from '../platform.js';
 import type { Refusal } from '../withdrawals/requests.js';
 import { txIdProblem, type WithdrawalMove } from '../withdrawals/settlement.js';
 import { toWithdrawal } from '../withdrawals/withdrawal-rows.js';
-import { recordOperatorPayment } from '../payouts/payout-store.js';
+import { payoutsOutSince, recordOperatorPayment } from '../payouts/payout-store.js';
 import { reserveForHand, unreserve, type ReserveOutcome } from '../withdrawals/hand-payment.js';
-import { awaitingAPerson, listWithdrawals, type ListedWithdrawal } from '../withdrawals/operator-lists.js';
+import { awaits, listWithdrawals, pendingWithdrawals, type Awaits, type ListedWithdrawal } from '../withdrawals/operator-lists.js';
 import type { Withdrawal } from '../../../generated/schema.js';
 import { durationFlag, NETWORK_VALUE, networkFlag, required, textFlag, type Flags } from './flags.js';
 import type { Config } from '../config.js';
@@ -101,14 +101,23 @@ async function changeReservation(io: Io, config: Config, uuid: string, reserve: 
   return outcome;
 }
 
-/** --merchant: a merchant's id (the lists' merchantId column), refused when no merchant has it. */
-async function merchantIdFlag(p: Platform, flags: Flags): Promise<string | undefined> {
+/** --merchant: a merchant's id, as the lists' merchantId column shows it (an id no merchant has lists nothing). */
+function merchantIdFlag(flags: Flags): string | undefined {
   if (flags.merchant === undefined) return undefined;
   const id = required(flags, 'merchant');
   if (!isUuid(id)) throw new UsageError('--merchant must be a merchant id (the merchantId column of withdrawals list and pending)');
-  const [known] = await p.db.query('SELECT 1 FROM merchants WHERE id = $1', [id]);
-  if (!known) throw new RefusedError(`no merchant has the id ${id}`);
   return id;
+}
+
+/** The PENDING withdrawals a person must act on, oldest first, each with what it awaits and, if out, since when. */
+async function awaitingAPerson(p: Platform, network: Network | undefined, inFlightSeconds: number): Promise<(ListedWithdrawal & { awaits: Awaits; sentAt: Date | null })[]> {
+  const rows = await pendingWithdrawals(p.db, network);
+  const out = await payoutsOutSince(p.db, rows.filter((w) => w.stage === 'sent').map((w) => w.uuid));
+  const settings = { inFlightSeconds, hotWallet: { Tron: hotWalletPays(p.config, 'Tron'), Ethereum: hotWalletPays(p.config, 'Ethereum') } };
+  return rows.flatMap((row) => {
+    const what = awaits(row, out.get(row.uuid)?.seconds, settings);
+    return what ? [{ ...row, awaits: what, sentAt: out.get(row.uuid)?.since ?? null }] : [];
+  });
 }
 
 function oneOf<T extends string>(flags: Flags, name: string, values: readonly T[]): T | undefined {
@@ -221,7 +230,8 @@ export const WITHDRAWAL_COMMANDS: Command[] = [
       const status = oneOf(flags, 'status', STATUSES);
       const network = flags.blockchain === undefined ? undefined : networkFlag(flags, 'blockchain');
       const limit = limitFlag(flags);
-      const rows = await withPlatform(io, config, async (p) => listWithdrawals(p.db, { stage, status, network, limit, merchantId: await merchantIdFlag(p, flags) }));
+      const merchantId = merchantIdFlag(flags);
+      const rows = await withPlatform(io, config, (p) => listWithdrawals(p.db, { stage, status, network, limit, merchantId }));
       const shown = rows.map((w) => ({
         ...commonColumns(w),
         status: w.status,
@@ -246,13 +256,9 @@ export const WITHDRAWAL_COMMANDS: Command[] = [
     async run(flags, config, io) {
       const network = flags.blockchain === undefined ? undefined : networkFlag(flags, 'blockchain');
       const given = flags['in-flight-over'] === undefined ? undefined : durationFlag(flags, 'in-flight-over', 0, 7 * 86_400);
-      const rows = await withPlatform(io, config, (p) => {
-        // Ten fee replacements on Ethereum, and past a Tron payout's default expiration and rebuild: a payout out this long is stuck, not slow.
-        const inFlightSeconds = given ?? IN_FLIGHT_REPLACEMENTS * p.config.payouts.replaceAfterSeconds;
-        const hotWallet = { Tron: hotWalletPays(p.config, 'Tron'), Ethereum: hotWalletPays(p.config, 'Ethereum') };
-        return awaitingAPerson(p.db, { network, hotWallet, inFlightSeconds });
-      });
-      const shown = rows.map((w) => ({ ...commonColumns(w), awaits: w.awaits, sentAt: iso(w.sent_at) }));
+      // Ten fee replacements on Ethereum, and past a Tron payout's default expiration and rebuild: a payout out this long is stuck, not slow.
+      const rows = await withPlatform(io, config, (p) => awaitingAPerson(p, network, given ?? IN_FLIGHT_REPLACEMENTS * p.config.payouts.replaceAfterSeconds));
+      const shown = rows.map((w) => ({ ...commonColumns(w), awaits: w.awaits, sentAt: iso(w.sentAt) }));
       printRows(io, flags, PENDING_HEADER, shown);
     },
   },

@@ -136,6 +136,22 @@ export async function recordOperatorPayment(
 }
 
 /**
+ * Since when each of these withdrawals' payouts is out: the oldest of its transactions that may still be
+ * mined or is mined, and how many seconds ago by the database's clock (one clock for every instance).
+ * Those of an earlier payout that can never be mined (requeued) say nothing of this one; a withdrawal
+ * without such a transaction is absent.
+ */
+export async function payoutsOutSince(sql: Sql, withdrawalUuids: string[]): Promise<Map<string, { since: Date; seconds: number }>> {
+  if (withdrawalUuids.length === 0) return new Map();
+  const rows = await sql.query<{ withdrawal_uuid: string; since: Date; seconds: number }>(
+    `SELECT withdrawal_uuid, min(created_at) AS since, extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM payout_transactions
+      WHERE withdrawal_uuid = ANY($1::uuid[]) AND state IN ('pending', 'mined') GROUP BY withdrawal_uuid`,
+    [withdrawalUuids],
+  );
+  return new Map(rows.map((r) => [r.withdrawal_uuid, { since: r.since, seconds: r.seconds }]));
+}
+
+/**
  * Withdrawals whose payout is out (stage `sent`) with no transaction that may still be mined or is mined:
  * no round would follow them again, and their hold would never end. Every move that drops or fails a
  * payout's last live transaction moves its withdrawal in the same database transaction, so this list is

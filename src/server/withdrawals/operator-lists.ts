@@ -24,21 +24,12 @@ export interface ListedWithdrawal {
   funds_awaited_since: Date | null;
   /** Since when the operator holds it to pay by hand (hand-payment.ts); the merchant reads `queued`. */
   reserved_at: Date | null;
-  /** When its payout's oldest transaction that may still be mined was written; null unless it is out. */
-  sent_at: Date | null;
-  /** How long ago that was, in seconds, by the database's clock. */
-  sent_seconds: number | null;
   policy_override_reason: string | null;
   settled_without_proof: boolean;
 }
 
-const LISTED_COLUMNS = `w.uuid, w.blockchain AS network, w.destination_address, w.amount_units AS amount, w.fee_units AS fee, w.merchant_id, w.external_id,
-  w.created_at, w.status, w.stage, w.tx_id, w.failure_reason, w.funds_awaited_since, w.reserved_at, s.sent_at,
-  extract(epoch FROM now() - s.sent_at)::float8 AS sent_seconds, w.policy_override_reason, w.settled_without_proof`;
-
-// The payout's live transactions only: those of an earlier payout that can never be mined (requeued) say nothing of this one.
-const SENT_AT = `LEFT JOIN LATERAL (SELECT min(p.created_at) AS sent_at FROM payout_transactions p
-  WHERE p.withdrawal_uuid = w.uuid AND p.state IN ('pending', 'mined') AND w.stage = 'sent') s ON true`;
+const LISTED_COLUMNS = `uuid, blockchain AS network, destination_address, amount_units AS amount, fee_units AS fee, merchant_id, external_id,
+  created_at, status, stage, tx_id, failure_reason, funds_awaited_since, reserved_at, policy_override_reason, settled_without_proof`;
 
 /** What `withdrawals list` filters by; each absent filter keeps every withdrawal. */
 export interface ListFilters {
@@ -52,10 +43,10 @@ export interface ListFilters {
 /** The withdrawals the filters keep, newest first, at most `limit`. */
 export function listWithdrawals(sql: Sql, filters: ListFilters): Promise<ListedWithdrawal[]> {
   return sql.query<ListedWithdrawal>(
-    `SELECT ${LISTED_COLUMNS} FROM withdrawals w ${SENT_AT}
-      WHERE ($1::text IS NULL OR w.stage = $1) AND ($2::text IS NULL OR w.status = $2) AND ($3::uuid IS NULL OR w.merchant_id = $3)
-        AND ($4::text IS NULL OR w.blockchain = $4)
-      ORDER BY w.created_at DESC, w.uuid DESC LIMIT ${Math.trunc(filters.limit)}`,
+    `SELECT ${LISTED_COLUMNS} FROM withdrawals
+      WHERE ($1::text IS NULL OR stage = $1) AND ($2::text IS NULL OR status = $2) AND ($3::uuid IS NULL OR merchant_id = $3)
+        AND ($4::text IS NULL OR blockchain = $4)
+      ORDER BY created_at DESC, uuid DESC LIMIT ${Math.trunc(filters.limit)}`,
     [filters.stage ?? null, filters.status ?? null, filters.merchantId ?? null, filters.network ?? null],
   );
 }
@@ -70,30 +61,28 @@ export function listWithdrawals(sql: Sql, filters: ListFilters): Promise<ListedW
 export type Awaits = 'approval' | 'payment' | 'funds' | 'hand_payment' | 'confirmation';
 
 export interface PendingSettings {
-  network: Network | undefined;
   /** Whether a hot wallet pays the network (its key file is set). */
   hotWallet: Record<Network, boolean>;
   /** A payout out longer than this awaits a look. */
   inFlightSeconds: number;
 }
 
-export function awaits(row: ListedWithdrawal, settings: PendingSettings): Awaits | undefined {
+/**
+ * What the withdrawal awaits; `outSeconds`, for one that is `sent`, how long its payout has been out
+ * (payouts/payout-store.ts, payoutsOutSince; undefined: no transaction of it may still be mined).
+ */
+export function awaits(row: ListedWithdrawal, outSeconds: number | undefined, settings: PendingSettings): Awaits | undefined {
   if (row.stage === 'awaiting_approval') return 'approval';
-  if (row.stage === 'sent') return row.sent_seconds === null || row.sent_seconds > settings.inFlightSeconds ? 'confirmation' : undefined;
+  if (row.stage === 'sent') return outSeconds === undefined || outSeconds > settings.inFlightSeconds ? 'confirmation' : undefined;
   if (row.reserved_at !== null) return 'hand_payment';
   if (row.funds_awaited_since !== null) return 'funds';
   return settings.hotWallet[row.network] ? undefined : 'payment';
 }
 
-/** The PENDING withdrawals a person must act on, oldest first, each with what it awaits. */
-export async function awaitingAPerson(sql: Sql, settings: PendingSettings): Promise<(ListedWithdrawal & { awaits: Awaits })[]> {
-  const rows = await sql.query<ListedWithdrawal>(
-    `SELECT ${LISTED_COLUMNS} FROM withdrawals w ${SENT_AT}
-      WHERE w.status = 'PENDING' AND ($1::text IS NULL OR w.blockchain = $1) ORDER BY w.created_at, w.uuid`,
-    [settings.network ?? null],
+/** The PENDING withdrawals (of one network, or both), oldest first: what `awaits` sorts. */
+export function pendingWithdrawals(sql: Sql, network: Network | undefined): Promise<ListedWithdrawal[]> {
+  return sql.query<ListedWithdrawal>(
+    `SELECT ${LISTED_COLUMNS} FROM withdrawals WHERE status = 'PENDING' AND ($1::text IS NULL OR blockchain = $1) ORDER BY created_at, uuid`,
+    [network ?? null],
   );
-  return rows.flatMap((row) => {
-    const what = awaits(row, settings);
-    return what ? [{ ...row, awaits: what }] : [];
-  });
 }
