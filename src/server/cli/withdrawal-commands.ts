@@ -16,7 +16,7 @@ import type { Config } from '../config.js';
 import { RefusedError, UsageError } from './errors.js';
 import { JSON_FLAG, blockchainFlag, print, withPlatform, merchantOf, uuidFlag, amountFlag, type Command, type Io } from './command.js';
 
-/** --reason: what the merchant reads as failureReason, 1 to 500 characters without control characters. */
+/** --reason: 1 to 500 characters without control characters (a failure's, which the merchant reads; an override's, the operator's own). */
 function reasonFlag(flags: Flags, fallback: string): string {
   if (flags.reason === undefined) return fallback;
   const reason = required(flags, 'reason');
@@ -93,12 +93,12 @@ function commonColumns(w: ListedWithdrawal) {
   };
 }
 
-/** Reserves a withdrawal for hand payment, or gives it back, as the operator asked; a refusal names why. */
-async function changeReservation(io: Io, config: Config, uuid: string, reserve: boolean): Promise<ReserveOutcome> {
-  const outcome = await withPlatform(io, config, (p) => p.db.transaction((tx) => (reserve ? reserveForHand(tx, uuid) : unreserve(tx, uuid))));
+/** Reserves a withdrawal for hand payment, or gives it back, as the operator asked: since when it is reserved (null: given back); a refusal names why. */
+async function changeReservation(io: Io, config: Config, uuid: string, reserve: boolean): Promise<Date | null> {
+  const outcome: ReserveOutcome = await withPlatform(io, config, (p) => p.db.transaction((tx) => (reserve ? reserveForHand(tx, uuid) : unreserve(tx, uuid))));
   if (outcome.outcome === 'none') throw new RefusedError(`no withdrawal ${uuid}`);
   if (outcome.outcome === 'refused') throw new RefusedError(`withdrawal ${uuid} cannot be ${reserve ? 'reserved' : 'given back'}: ${outcome.why}`);
-  return outcome;
+  return outcome.outcome === 'reserved' ? outcome.reservedAt : null;
 }
 
 /** --merchant: a merchant's id, as the lists' merchantId column shows it (an id no merchant has lists nothing). */
@@ -270,8 +270,8 @@ export const WITHDRAWAL_COMMANDS: Command[] = [
     runByRunningPlatform: true,
     async run(flags, config, io) {
       const uuid = uuidFlag(flags);
-      const { reservedAt } = (await changeReservation(io, config, uuid, true)) as { reservedAt: Date };
-      print(io, flags, { uuid, reservedAt: reservedAt.toISOString() }, `withdrawal ${uuid} is reserved for hand payment: no payer pays it; pay it, then partner-api withdrawals record-tx --uuid ${uuid} --tx-id HASH (or give it back: withdrawals unreserve)`);
+      const reservedAt = await changeReservation(io, config, uuid, true);
+      print(io, flags, { uuid, reservedAt: iso(reservedAt) }, `withdrawal ${uuid} is reserved for hand payment: no payer pays it; pay it, then partner-api withdrawals record-tx --uuid ${uuid} --tx-id HASH (or give it back: withdrawals unreserve)`);
     },
   },
   {

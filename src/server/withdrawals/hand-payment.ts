@@ -5,7 +5,7 @@
 // back (unreserve). The merchant sees none of this: its stage stays `queued` until its payment is out.
 import type { Sql } from '../db/database.js';
 
-export type ReserveOutcome = { outcome: 'reserved' | 'unreserved'; reservedAt: Date | null } | { outcome: 'refused'; why: string } | { outcome: 'none' };
+export type ReserveOutcome = { outcome: 'reserved'; reservedAt: Date } | { outcome: 'unreserved' } | { outcome: 'refused'; why: string } | { outcome: 'none' };
 
 interface LockedRow {
   status: string;
@@ -46,7 +46,7 @@ export async function unreserve(tx: Sql, uuid: string): Promise<ReserveOutcome> 
   if (row.reserved_at === null) return { outcome: 'refused', why: 'it is not reserved for hand payment' };
   if (row.stage === 'sent') return { outcome: 'refused', why: 'the payment recorded for it is out: the chain decides it first' };
   await tx.query('UPDATE withdrawals SET reserved_at = NULL WHERE uuid = $1', [uuid]);
-  return { outcome: 'unreserved', reservedAt: null };
+  return { outcome: 'unreserved' };
 }
 
 /**
