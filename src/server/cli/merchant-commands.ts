@@ -137,10 +137,10 @@ export const MERCHANT_COMMANDS: Command[] = [
       'api-key': { value: 'KEY', description: "the merchant's API key", required: true },
       enabled: { description: 'allow withdrawals through the API' },
       disabled: { description: 'refuse withdrawals through the API (422 withdrawals_disabled)' },
-      'max-amount': { value: 'AMOUNT', description: 'the largest withdrawal, whole USDT (e.g. 500), or none' },
-      'daily-limit': { value: 'AMOUNT', description: 'the most its withdrawals may add up to in any 24 hours, whole USDT, or none' },
+      'max-amount': { value: 'AMOUNT', description: 'the largest withdrawal on either network, whole USDT (e.g. 500), or none' },
+      'daily-limit': { value: 'AMOUNT', description: 'the most its withdrawals on both networks together may add up to in any 24 hours, whole USDT, or none' },
       'allow-address': { value: 'ADDR', description: 'allow only these destinations (repeat it for each; replaces the list); any: every destination', multiple: true },
-      'approve-above': { value: 'AMOUNT', description: 'a withdrawal of more than this waits for withdrawals approve (whole USDT), or none' },
+      'approve-above': { value: 'AMOUNT', description: 'a withdrawal through the API of more than this, on either network, waits for withdrawals approve (whole USDT), or none' },
       json: JSON_FLAG,
     },
     example: 'partner-api merchants set-withdrawals --api-key pk_live_… --enabled --max-amount 5000 --daily-limit 20000 --approve-above 1000',
@@ -156,12 +156,16 @@ export const MERCHANT_COMMANDS: Command[] = [
         approveAbove: policy.approveAbove === undefined ? null : formatDecimalUnits(policy.approveAbove),
         allowedAddresses: policy.allowedAddresses,
       };
+      // Each line says its unit and how it is counted (withdrawals/requests.ts, policyVerdict): per withdrawal on
+      // either network, or the merchant's withdrawals on both networks together; USDT on both.
+      const usdt = (amount: string | null, counted: string, none: string) => (amount === null ? none : `${amount} USDT ${counted}`);
       const text = [
-        `withdrawals through the API: ${policy.enabled ? 'enabled' : config.mode === 'sandbox' ? 'disabled (the sandbox allows them all the same)' : 'disabled'}`,
-        `largest withdrawal: ${shown.maxAmount ?? 'no limit'}`,
-        `daily limit: ${shown.dailyLimit ?? 'no limit'}`,
-        `approval above: ${shown.approveAbove ?? 'none needed'}`,
-        `destinations: ${policy.allowedAddresses.length ? policy.allowedAddresses.join(', ') : 'any'}`,
+        `withdrawals through the API: ${policy.enabled ? 'enabled' : config.mode === 'sandbox' ? 'disabled (refused in live mode; this sandbox takes them, within the limits below)' : 'disabled (refused: 422 withdrawals_disabled)'}`,
+        `largest withdrawal: ${usdt(shown.maxAmount, 'per withdrawal, on Tron and on Ethereum alike', 'no limit')}`,
+        `daily limit: ${usdt(shown.dailyLimit, "in any 24 hours, the merchant's withdrawals on Tron and Ethereum together (PENDING and DONE)", 'no limit')}`,
+        `approval above: ${usdt(shown.approveAbove, 'per withdrawal through the API, on Tron and on Ethereum alike', 'none needed')}`,
+        `destinations: ${policy.allowedAddresses.length ? `only ${policy.allowedAddresses.join(', ')} (each on its own network)` : 'any, on either network'}`,
+        'the limits and destinations hold for the operator\'s withdrawals create too (--override-policy --reason passes them over)',
       ].join('\n');
       print(io, flags, shown, text);
     },

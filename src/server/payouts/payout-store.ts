@@ -6,6 +6,7 @@ import type { Database, Sql } from '../db/database.js';
 import { NETWORKS, type Network } from '../shared/network.js';
 import { moveWithdrawal } from '../withdrawals/settlement.js';
 import { sentWithdrawals } from '../withdrawals/payout-queue.js';
+import { claimedForHand } from '../withdrawals/hand-payment.js';
 import type { WithdrawalRow } from '../withdrawals/withdrawal-rows.js';
 
 export type PayoutTransactionState = 'pending' | 'mined' | 'dropped' | 'failed';
@@ -67,10 +68,13 @@ export interface Intent {
  * Writes a payout's transaction before it is broadcast, and moves its withdrawal on, in the caller's
  * transaction (a payer's is fenced by its lease): `sent` for a payout's first (from `queued`), `resent`
  * for another of the same payout (from `sent`). Undefined when the withdrawal was not where the move
- * needs it (another payer took it, the operator moved it): then nothing is written, and the transaction
- * must never be broadcast. The row written, to broadcast, when it was.
+ * needs it (another payer took it, the operator moved it, or claimed it for hand payment: the row is
+ * locked before the claim is read, so the operator's claim and this intent never both win):
+ * then nothing is written, and the transaction must never be broadcast. The row written, to broadcast,
+ * when it was.
  */
 export async function recordIntent(tx: Sql, intent: Intent, move: 'sent' | 'resent'): Promise<PayoutTransaction | undefined> {
+    if (intent.payer === 'hot_wallet' && (await claimedForHand(tx, intent.withdrawalUuid))) return undefined;
     const moved = await moveWithdrawal(tx, intent.withdrawalUuid, { to: move, txId: intent.txHash });
     if (!moved || 'refused' in moved) return undefined;
     const [written] = await tx.query<PayoutTransaction>(
@@ -112,13 +116,39 @@ export async function highestNonce(sql: Sql, fromAddress: string): Promise<bigin
 /**
  * The operator's payment of a queued withdrawal, recorded: its transaction, which the network's payout
  * job then checks on chain as it checks its own (a confirmed transfer of the exact amount to the
- * destination, from any address). 'used' when another withdrawal's payout holds that transaction.
+ * destination, from any address). 'used' when another withdrawal's payout holds that transaction;
+ * 'unclaimed' when `claimRequired` (the CLI's rule: a hot wallet pays the network) and the
+ * withdrawal is not claimed for hand payment, read under the row's lock in the transaction that records it.
  */
-export async function recordOperatorPayment(db: Database, withdrawal: { uuid: string; network: Network }, txHash: string): Promise<'recorded' | 'used' | 'refused'> {
+export async function recordOperatorPayment(
+  db: Database,
+  withdrawal: { uuid: string; network: Network },
+  txHash: string,
+  { claimRequired = false }: { claimRequired?: boolean } = {},
+): Promise<'recorded' | 'used' | 'refused' | 'unclaimed'> {
   const [used] = await db.query('SELECT 1 FROM payout_transactions WHERE tx_hash = $1', [txHash]);
   if (used) return 'used';
   const intent = { withdrawalUuid: withdrawal.uuid, network: withdrawal.network, payer: 'operator' as const, fromAddress: null, nonce: null, txHash, raw: null };
-  return (await db.transaction((tx) => recordIntent(tx, intent, 'sent'))) ? 'recorded' : 'refused';
+  return db.transaction(async (tx) => {
+    if (claimRequired && !(await claimedForHand(tx, withdrawal.uuid))) return 'unclaimed';
+    return (await recordIntent(tx, intent, 'sent')) ? 'recorded' : 'refused';
+  });
+}
+
+/**
+ * Since when each of these withdrawals' payouts is out: the oldest of its transactions that may still be
+ * mined or is mined, and how many seconds ago by the database's clock (one clock for every instance).
+ * Those of an earlier payout that can never be mined (requeued) say nothing of this one; a withdrawal
+ * without such a transaction is absent.
+ */
+export async function payoutsOutSince(sql: Sql, withdrawalUuids: string[]): Promise<Map<string, { since: Date; seconds: number }>> {
+  if (withdrawalUuids.length === 0) return new Map();
+  const rows = await sql.query<{ withdrawal_uuid: string; since: Date; seconds: number }>(
+    `SELECT withdrawal_uuid, min(created_at) AS since, extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM payout_transactions
+      WHERE withdrawal_uuid = ANY($1::uuid[]) AND state IN ('pending', 'mined') GROUP BY withdrawal_uuid`,
+    [withdrawalUuids],
+  );
+  return new Map(rows.map((r) => [r.withdrawal_uuid, { since: r.since, seconds: r.seconds }]));
 }
 
 /**

@@ -5,10 +5,10 @@ import type { Sql } from '../db/database.js';
 import type { Network } from '../shared/network.js';
 import { WITHDRAWAL_COLUMNS, type WithdrawalRow } from './withdrawal-rows.js';
 
-/** The network's withdrawals waiting to be paid, oldest first. */
+/** The network's withdrawals waiting for its payer, oldest first: those claimed for hand payment are the operator's (hand-payment.ts). */
 export function queuedWithdrawals(sql: Sql, network: Network, limit: number): Promise<(WithdrawalRow & { funds_awaited_since: Date | null })[]> {
   return sql.query(
-    `SELECT ${WITHDRAWAL_COLUMNS}, funds_awaited_since FROM withdrawals WHERE status = 'PENDING' AND stage = 'queued' AND blockchain = $1
+    `SELECT ${WITHDRAWAL_COLUMNS}, funds_awaited_since FROM withdrawals WHERE status = 'PENDING' AND stage = 'queued' AND blockchain = $1 AND claimed_at IS NULL
       ORDER BY created_at, uuid LIMIT ${Math.trunc(limit)}`,
     [network],
   );
@@ -19,10 +19,13 @@ export function sentWithdrawals(sql: Sql, network: Network): Promise<WithdrawalR
   return sql.query<WithdrawalRow>(`SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE status = 'PENDING' AND stage = 'sent' AND blockchain = $1 ORDER BY created_at, uuid`, [network]);
 }
 
-/** Marks a queued withdrawal as waiting for the hot wallet's funds; for how many hours it has waited (the database's clock). */
+/**
+ * Marks a queued withdrawal as waiting for the hot wallet's funds; for how many hours it has waited (the
+ * database's clock). One claimed for hand payment meanwhile waits for no wallet: 0, so the payer never fails it.
+ */
 export async function awaitFunds(sql: Sql, uuid: string): Promise<number> {
   const [row] = await sql.query<{ hours: number }>(
-    `UPDATE withdrawals SET funds_awaited_since = coalesce(funds_awaited_since, now()) WHERE uuid = $1 AND stage = 'queued'
+    `UPDATE withdrawals SET funds_awaited_since = coalesce(funds_awaited_since, now()) WHERE uuid = $1 AND stage = 'queued' AND claimed_at IS NULL
      RETURNING extract(epoch FROM now() - funds_awaited_since)::float8 / 3600 AS hours`,
     [uuid],
   );
@@ -46,29 +49,6 @@ export async function waitingForFunds(sql: Sql): Promise<Partial<Record<Network,
     "SELECT blockchain, count(*)::int AS n FROM withdrawals WHERE status = 'PENDING' AND funds_awaited_since IS NOT NULL GROUP BY blockchain",
   );
   return Object.fromEntries(rows.map((r) => [r.blockchain, r.n]));
-}
-
-/** A withdrawal to pay by hand: what the operator's `withdrawals pending` lists. */
-export interface PayableWithdrawal {
-  uuid: string;
-  network: Network;
-  destination_address: string;
-  /** Smallest units. */
-  amount: bigint;
-  merchant_id: string;
-  external_id: string;
-  created_at: Date;
-  /** Since when the hot wallet could not cover it, if it tried. */
-  funds_awaited_since: Date | null;
-}
-
-/** The queued withdrawals, oldest first (of one network, or both): what to pay. */
-export function payableWithdrawals(sql: Sql, network: Network | undefined): Promise<PayableWithdrawal[]> {
-  return sql.query<PayableWithdrawal>(
-    `SELECT uuid, blockchain AS network, destination_address, amount_units AS amount, merchant_id, external_id, created_at, funds_awaited_since
-       FROM withdrawals WHERE status = 'PENDING' AND stage = 'queued' AND ($1::text IS NULL OR blockchain = $1) ORDER BY created_at, uuid`,
-    [network ?? null],
-  );
 }
 
 /** The withdrawals DONE on the operator's word alone (set-status DONE --without-proof): `ledger check` shows them. */

@@ -1,6 +1,7 @@
 // A withdrawal asked for: by a merchant through the API, by the operator's command, or by the sandbox's
 // helper. One path for all three: idempotent on (merchant, externalId), refused on a network halted after
-// a deep reorg, checked against the address rules, the operator's policy (API requests only) and the balance, and accepted with its amount plus
+// a deep reorg, checked against the address rules, the operator's policy (API and operator requests; the
+// operator may override it with a reason) and the balance, and accepted with its amount plus
 // fee held in the same transaction as its row (ledger/ledger.ts). A refusal changes nothing.
 import { randomUUID } from 'node:crypto';
 import { canonicalAddress, isAddress, payableAddressProblem } from '../addresses/derivation.js';
@@ -25,6 +26,11 @@ export interface WithdrawalRequest {
   destinationAddress: string;
   callbackUrl: string | undefined;
   source: WithdrawalSource;
+  /**
+   * The operator's reason to create it past the merchant's policy (`withdrawals create --override-policy
+   * --reason`), kept on the withdrawal; the operator's requests only.
+   */
+  policyOverrideReason?: string | undefined;
 }
 
 /** Why a withdrawal was refused: the contract's WithdrawalProblemCode, with what the merchant needs to act on it. */
@@ -38,7 +44,7 @@ export type Refusal =
 export type RequestOutcome =
   | { outcome: 'created' | 'replayed'; row: WithdrawalRow }
   | { outcome: 'conflict' }
-  | { outcome: 'refused'; refusal: Refusal };
+  | { outcome: 'refused'; refusal: Refusal; byPolicy?: true };
 
 export interface RequestSettings {
   mode: 'sandbox' | 'live';
@@ -87,9 +93,15 @@ async function dailyLeft(sql: Sql, merchantId: string, limit: bigint): Promise<b
   return limit > recent!.total ? limit - recent!.total : 0n;
 }
 
-/** The operator's policy, for a merchant's own requests: what it refuses, else the stage the withdrawal starts in. */
+/**
+ * The operator's policy for the merchant: what it refuses, else the stage the withdrawal starts in. Its
+ * switch (live mode) and its approval are for requests through the API: the operator's own request is
+ * its own approval. The largest amount and the destinations hold for each withdrawal on either network;
+ * the daily limit counts the merchant's withdrawals on both networks together.
+ */
 async function policyVerdict(tx: Sql, request: WithdrawalRequest, policy: WithdrawalPolicy, settings: RequestSettings): Promise<Refusal | WithdrawalStage> {
-  if (settings.mode === 'live' && !policy.enabled) return { code: 'withdrawals_disabled' };
+  const api = request.source === 'api';
+  if (api && settings.mode === 'live' && !policy.enabled) return { code: 'withdrawals_disabled' };
   const errors: { pointer: string; detail: string }[] = [];
   if (policy.maxAmount !== undefined && request.amountUnits > policy.maxAmount) {
     errors.push({ pointer: '/amount', detail: `is over your largest withdrawal, ${formatDecimalUnits(policy.maxAmount)} USDT` });
@@ -102,13 +114,13 @@ async function policyVerdict(tx: Sql, request: WithdrawalRequest, policy: Withdr
     const left = await dailyLeft(tx, request.merchantId, policy.dailyLimit);
     if (request.amountUnits > left) return { code: 'daily_limit_exceeded', limit: policy.dailyLimit, left };
   }
-  return policy.approveAbove !== undefined && request.amountUnits > policy.approveAbove ? 'awaiting_approval' : 'queued';
+  return api && policy.approveAbove !== undefined && request.amountUnits > policy.approveAbove ? 'awaiting_approval' : 'queued';
 }
 
 /**
  * Decides a withdrawal request in the caller's transaction. The same externalId again is answered
  * before any other check (a replay of an accepted request is the same withdrawal, whatever the balance
- * says now); then the network's halt, the addresses, the policy (API requests), the balance; then the row
+ * says now); then the network's halt, the addresses, the policy (not the sandbox helper's), the balance; then the row
  * and its hold.
  */
 export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, settings: RequestSettings): Promise<RequestOutcome> {
@@ -124,9 +136,10 @@ export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, set
     return { outcome: 'refused', refusal: { code: 'validation_failed', errors: [{ pointer: '/destinationAddress', detail: "is one of the platform's own deposit addresses" }] } };
   }
   let stage: WithdrawalStage = 'queued';
-  if (request.source === 'api') {
+  // The sandbox's helper is held to no policy; the operator's request is, unless it overrides it with a reason.
+  if (request.source === 'api' || (request.source === 'operator' && request.policyOverrideReason === undefined)) {
     const verdict = await policyVerdict(tx, request, await readPolicy(tx, request.merchantId), settings);
-    if (typeof verdict === 'object') return { outcome: 'refused', refusal: verdict };
+    if (typeof verdict === 'object') return { outcome: 'refused', refusal: verdict, byPolicy: true };
     stage = verdict;
   }
   const fee = settings.networks[request.network].withdrawalFee;
@@ -136,12 +149,13 @@ export async function requestWithdrawal(tx: Sql, request: WithdrawalRequest, set
   // A sandbox API withdrawal settles by itself once it is queued (sandbox-settlement.ts): no hot wallet pays in a sandbox (config.ts).
   const settles = settings.mode === 'sandbox' && request.source === 'api' && stage === 'queued';
   const [row] = await tx.query<WithdrawalRow>(
-    `INSERT INTO withdrawals (uuid, merchant_id, external_id, amount_units, fee_units, blockchain, currency_code, destination_address, callback_url, stage, source, settle_after)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() + make_interval(secs => $13) END)
+    `INSERT INTO withdrawals (uuid, merchant_id, external_id, amount_units, fee_units, blockchain, currency_code, destination_address, callback_url, stage, source, settle_after, policy_override_reason)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $12 THEN now() + make_interval(secs => $13) END, $14)
      RETURNING ${WITHDRAWAL_COLUMNS}`,
     [
       randomUUID(), request.merchantId, request.externalId, request.amountUnits, fee, request.network, request.currency, request.destinationAddress,
       request.callbackUrl ?? null, stage, request.source, settles, settings.sandboxWithdrawalSeconds,
+      request.source === 'operator' ? (request.policyOverrideReason ?? null) : null,
     ],
   );
   await holdForWithdrawal(tx, { merchantId: request.merchantId, network: request.network, withdrawalUuid: row!.uuid, amount: needed });

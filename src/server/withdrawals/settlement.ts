@@ -7,6 +7,7 @@ import type { Sql } from '../db/database.js';
 import { enqueueCallback } from '../callbacks/outbox.js';
 import { endHold, lockBalance } from '../ledger/ledger.js';
 import type { Network } from '../shared/network.js';
+import { madeUpTxId } from './made-up-tx-id.js';
 import { toWithdrawal, WITHDRAWAL_COLUMNS, type WithdrawalRow, type WithdrawalStage } from './withdrawal-rows.js';
 
 export type WithdrawalMove =
@@ -20,7 +21,12 @@ export type WithdrawalMove =
   | { to: 'requeued'; reason: string }
   /** sent → DONE: the chain confirmed its transfer, of its exact amount to its destination. */
   | { to: 'confirmed'; txId: string }
-  /** queued → DONE without a chain: the sandbox's settlement and helper, or the operator's word (`withoutProof`). */
+  /**
+   * queued → DONE without a chain: the sandbox's settlement and helper, or the operator's word
+   * (`withoutProof`, the only DONE of live mode, recorded on the withdrawal). Always with the
+   * transaction that paid it: the merchant's guide says a DONE withdrawal carries its txId. Undefined:
+   * the sandbox makes one up (madeUpTxId, as its own settlement does); anywhere else the move is refused.
+   */
   | { to: 'DONE'; txId: string | undefined; withoutProof?: boolean }
   /** → FAILED before anything was sent: rejected by the operator, failed by the sandbox's helper. */
   | { to: 'FAILED'; reason: string }
@@ -60,9 +66,28 @@ const STAGE_AFTER: Record<WithdrawalMove['to'], WithdrawalStage | null> = {
   reverted: null,
 };
 
-function refusal(row: WithdrawalRow, move: WithdrawalMove): string | undefined {
+/** What is wrong with a transaction id on the network (the form its nodes write: lower-case hex, `0x` on Ethereum only), or undefined. */
+export function txIdProblem(network: Network, txId: string): string | undefined {
+  const shape = network === 'Ethereum' ? /^0x[0-9a-f]{64}$/ : /^[0-9a-f]{64}$/;
+  return shape.test(txId) ? undefined : `${JSON.stringify(txId)} is no ${network} transaction id (${network === 'Ethereum' ? '0x + 64 hex' : '64 hex, no 0x'})`;
+}
+
+/**
+ * Why a DONE move without the chain is refused: it names no transaction of the network, or, in live mode
+ * (or when the caller does not say: the strict rule), it is not the operator's declared word: there DONE
+ * is the chain's to say, by `confirmed` after the payout job checked the transaction.
+ */
+function doneRefusal(row: WithdrawalRow, move: Extract<WithdrawalMove, { to: 'DONE' }>, mode: 'sandbox' | 'live' | undefined): string | undefined {
+  if (move.txId === undefined) return mode === 'sandbox' ? undefined : 'DONE carries the transaction that paid it, and none was named';
+  const problem = txIdProblem(row.blockchain, move.txId);
+  if (problem) return `DONE carries the transaction that paid it, and ${problem}`;
+  if (mode !== 'sandbox' && move.withoutProof !== true) return 'in live mode it is DONE once the chain confirms its payment (record-tx), or on the operator\'s declared word (without proof)';
+  return undefined;
+}
+
+function refusal(row: WithdrawalRow, move: WithdrawalMove, mode: 'sandbox' | 'live' | undefined): string | undefined {
   if (row.status !== 'PENDING') return `it is ${row.status}, which is final`;
-  if (FROM_STAGES[move.to].includes(row.stage!)) return undefined;
+  if (FROM_STAGES[move.to].includes(row.stage!)) return move.to === 'DONE' ? doneRefusal(row, move, mode) : undefined;
   if (row.stage === 'awaiting_approval') return "it awaits the operator's approval";
   if (row.stage === 'sent') return 'its transaction is out: the chain decides, wait for it';
   return `it is ${row.stage}, not ${move.to === 'approved' ? 'awaiting approval' : FROM_STAGES[move.to].join(' or ')}`;
@@ -72,23 +97,24 @@ function refusal(row: WithdrawalRow, move: WithdrawalMove): string | undefined {
  * Moves the withdrawal (the merchant's, when `merchantId` is given) in the caller's transaction:
  * undefined when there is none, MoveRefused when the move does not apply to it, else the row after it.
  * The sandbox's settlement job sets nothing but `settleAfter` (approval in the sandbox schedules it).
+ * `mode` says whether a DONE without the chain is the sandbox's; unsaid, it is held to live mode's rule.
  */
 export async function moveWithdrawal(
   tx: Sql,
   uuid: string,
   move: WithdrawalMove,
-  options: { merchantId?: string | undefined; settleAfterSeconds?: number | undefined } = {},
+  options: { merchantId?: string | undefined; settleAfterSeconds?: number | undefined; mode?: 'sandbox' | 'live' | undefined } = {},
 ): Promise<WithdrawalRow | MoveRefused | undefined> {
   const [row] = await tx.query<WithdrawalRow>(
     `SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE uuid = $1 ${options.merchantId ? 'AND merchant_id = $2' : ''} FOR UPDATE`,
     options.merchantId ? [uuid, options.merchantId] : [uuid],
   );
   if (!row) return undefined;
-  const refused = refusal(row, move);
+  const refused = refusal(row, move, options.mode);
   if (refused) return { refused, row };
   const stage = STAGE_AFTER[move.to];
   const status = stage !== null ? 'PENDING' : move.to === 'DONE' || move.to === 'confirmed' ? 'DONE' : 'FAILED';
-  const txId = 'txId' in move ? (move.txId ?? null) : null;
+  const txId = 'txId' in move ? (move.txId ?? madeUpTxId(row.blockchain)) : null;
   const [moved] = await tx.query<WithdrawalRow>(
     `UPDATE withdrawals SET status = $2, stage = $3, tx_id = CASE WHEN $7 THEN NULL ELSE coalesce($4, tx_id) END, failure_reason = $5, updated_at = now(),
             settle_after = CASE WHEN $6::int IS NULL THEN NULL ELSE now() + make_interval(secs => $6::int) END,

@@ -66,7 +66,7 @@ export class Withdrawals {
    */
   async move(uuid: string, move: WithdrawalMove, merchantId?: string): Promise<Withdrawal | MoveRefused | undefined> {
     const settleAfterSeconds = this.settings.mode === 'sandbox' ? this.settings.sandboxWithdrawalSeconds : undefined;
-    const row = await this.db.transaction((tx) => moveWithdrawal(tx, uuid, move, { merchantId, settleAfterSeconds }));
+    const row = await this.db.transaction((tx) => moveWithdrawal(tx, uuid, move, { merchantId, settleAfterSeconds, mode: this.settings.mode }));
     return row && 'refused' in row ? row : row && toWithdrawal(row);
   }
 }

@@ -62,7 +62,7 @@ describe('partner-api withdrawals', { timeout: 240_000 }, () => {
     expect(text.stderr).toBe('partner-api: the withdrawal was refused: amount is under the Tron minimum withdrawal of 1 USDT\n');
 
     const done = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'DONE', '--tx-id', TX], env);
-    expect(done).toEqual({ code: 0, stdout: `withdrawal ${withdrawal.uuid} is DONE: its hold is spent\n`, stderr: '' });
+    expect(done).toEqual({ code: 0, stdout: `withdrawal ${withdrawal.uuid} is DONE: its hold is spent, its txId ${TX}\n`, stderr: '' });
     const again = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'FAILED'], env);
     expect(again).toEqual({ code: 1, stdout: '', stderr: `partner-api: withdrawal ${withdrawal.uuid} cannot be moved to FAILED: it is DONE, which is final\n` });
     const pending = await cli(['withdrawals', 'set-status', '--uuid', withdrawal.uuid, '--status', 'PENDING'], env);
@@ -119,7 +119,8 @@ describe('partner-api withdrawals pending and record-tx, and DONE in live mode',
     const csv = await cli(['withdrawals', 'pending', '--blockchain', 'Tron'], env);
     expect(csv.code).toBe(0);
     const [header, ...rows] = csv.stdout.trim().split('\r\n');
-    expect(header).toBe('uuid,network,destinationAddress,amount,merchantId,externalId,createdAt,waitingForFundsSince');
+    // The columns it always had, in their order, then what awaits a person and why.
+    expect(header).toBe('uuid,network,destinationAddress,amount,merchantId,externalId,createdAt,waitingForFundsSince,stage,awaits,claimedAt,sentAt,txId');
     expect(rows.every((row) => row.split(',')[1] === 'Tron')).toBe(true);
     const all = JSON.parse((await cli(['withdrawals', 'pending', '--json'], env)).stdout) as { network: string; amount: string; stage?: string }[];
     expect(all.filter((w) => w.network === 'Tron')).toHaveLength(rows.length);
@@ -134,7 +135,7 @@ describe('partner-api withdrawals pending and record-tx, and DONE in live mode',
     expect(noChain).toEqual({ code: 1, stdout: '', stderr: "partner-api: nothing checks Ethereum's chain here (ETHEREUM_RPC_URL is not set): set it, or use withdrawals set-status --status DONE --without-proof\n" });
     const malformed = await cli(['withdrawals', 'record-tx', '--uuid', created.uuid, '--tx-id', 'ab'.repeat(32)], env);
     expect(malformed.code).toBe(64);
-    expect(malformed.stderr).toMatch(/--tx-id must be a Ethereum transaction id: 0x \+ 64 hex/);
+    expect(malformed.stderr).toMatch(/--tx-id "a[ab]+" is no Ethereum transaction id \(0x \+ 64 hex\)/);
   });
 
   it('takes DONE in live mode only --without-proof, recorded and listed by ledger check', async () => {
@@ -150,8 +151,15 @@ describe('partner-api withdrawals pending and record-tx, and DONE in live mode',
       const refused = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--tx-id', 'ab'.repeat(32)], live);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/in live mode a withdrawal is DONE once the chain confirms its payment: record the payment with partner-api withdrawals record-tx/);
-      const done = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--without-proof'], live);
-      expect(done).toEqual({ code: 0, stdout: `withdrawal ${uuid} is DONE: its hold is spent (no chain checked it: recorded)\n`, stderr: '' });
+      // The operator's word names the transaction that paid it: the merchant reads DONE with its txId.
+      const unnamed = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--without-proof'], live);
+      expect(unnamed.code).toBe(64);
+      expect(unnamed.stderr).toMatch(/--without-proof needs --tx-id HASH: a DONE withdrawal names the transaction that paid it/);
+      const wrongNetwork = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--without-proof', '--tx-id', `0x${'ab'.repeat(32)}`], live);
+      expect(wrongNetwork).toMatchObject({ code: 1, stderr: expect.stringMatching(/cannot be moved to DONE: DONE carries the transaction that paid it, and "0x(ab)+" is no Tron transaction id \(64 hex, no 0x\)/) });
+      const done = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--without-proof', '--tx-id', 'AB'.repeat(32), '--json'], live);
+      expect(done.code).toBe(0);
+      expect(JSON.parse(done.stdout)).toMatchObject({ uuid, status: 'DONE', txId: 'ab'.repeat(32) });
       const check = await cli(['ledger', 'check'], live);
       expect(check.stdout).toContain(`1 withdrawal(s) DONE on the operator's word, no chain's proof: ${uuid}`);
     } finally {
@@ -167,10 +175,11 @@ describe('partner-api merchants set-withdrawals', () => {
       code: 0,
       stdout: [
         'withdrawals through the API: enabled',
-        'largest withdrawal: 500',
-        'daily limit: 2000.5',
-        'approval above: 5',
-        `destinations: ${SAMPLE_TRON_DESTINATION}, ${SAMPLE_ETHEREUM_DESTINATION}`,
+        'largest withdrawal: 500 USDT per withdrawal, on Tron and on Ethereum alike',
+        "daily limit: 2000.5 USDT in any 24 hours, the merchant's withdrawals on Tron and Ethereum together (PENDING and DONE)",
+        'approval above: 5 USDT per withdrawal through the API, on Tron and on Ethereum alike',
+        `destinations: only ${SAMPLE_TRON_DESTINATION}, ${SAMPLE_ETHEREUM_DESTINATION} (each on its own network)`,
+        "the limits and destinations hold for the operator's withdrawals create too (--override-policy --reason passes them over)",
         '',
       ].join('\n'),
       stderr: '',
@@ -178,7 +187,8 @@ describe('partner-api merchants set-withdrawals', () => {
     const changed = await cli(['merchants', 'set-withdrawals', '--api-key', apiKey, '--max-amount', 'none', '--allow-address', 'any', '--json'], env);
     expect(JSON.parse(changed.stdout)).toEqual({ enabled: true, maxAmount: null, dailyLimit: '2000.5', approveAbove: '5', allowedAddresses: [] });
     const disabled = await cli(['merchants', 'set-withdrawals', '--api-key', apiKey, '--disabled'], env);
-    expect(disabled.stdout).toMatch(/^withdrawals through the API: disabled \(the sandbox allows them all the same\)\n/);
+    expect(disabled.stdout.split('\n').slice(0, 2)).toEqual(['withdrawals through the API: disabled (refused in live mode; this sandbox takes them, within the limits below)', 'largest withdrawal: no limit']);
+    expect(disabled.stdout).toContain('\ndestinations: any, on either network\n');
   });
 
   it.each([
