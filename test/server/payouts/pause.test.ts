@@ -31,6 +31,7 @@ import { assertPaidExactlyOnce, fundedTronWallet, randomDestination, type Asked 
 import { DATABASES, freshDatabase, livePlatform, TEST_DATABASE_URL, type TestPlatform } from '../../support/platform.js';
 import { until } from '../../support/processes.js';
 import { startTronNode, type TronNode as StandIn } from '../../support/tron-node.js';
+import { operating, recipeBlocks, runBlock } from '../../docs/operating-blocks.js';
 
 const USDT = 1_000_000n;
 const ETH = 10n ** 18n;
@@ -297,19 +298,21 @@ describe('payouts pause through the operator socket of a running platform on PGl
     const env = { DATA_DIR: join(dir, 'data'), DATABASE_URL: '' };
     platform = await startPartnerApi(env);
     const readyz = async () => (await fetch(`${platform!.baseUrl}/readyz`)).json() as Promise<Record<string, unknown>>;
-    const gauge = async () => /^partner_payouts_paused\{network="Tron"\} (\d)$/m.exec(await (await fetch(`${platform!.baseUrl}/metrics`)).text())?.[1];
+    const gauge = async (network: string) => new RegExp(`^partner_payouts_paused\\{network="${network}"\\} (\\d)$`, 'm').exec(await (await fetch(`${platform!.baseUrl}/metrics`)).text())?.[1];
 
-    const paused = await runCommand(['payouts', 'pause', '--blockchain', 'Tron', '--reason', 'node upgrade'], env);
-    expect(paused).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Tron: payouts paused \(node upgrade\)/) });
-    expect(await readyz()).toMatchObject({ status: 'ready', payoutsPaused: [{ network: 'Tron', reason: 'node upgrade' }] });
-    expect(await gauge()).toBe('1');
+    // docs/operating.md's own lines, as written, run by bash with the shipped command.
+    const [pauseBlock, resumeBlock] = recipeBlocks(operating, 'Pausing');
+    expect(await runBlock(pauseBlock!, env)).toMatch(/^Ethereum: payouts paused \(key rotation\)/);
+    expect(await readyz()).toMatchObject({ status: 'ready', payoutsPaused: [{ network: 'Ethereum', reason: 'key rotation' }] });
+    expect(await gauge('Ethereum')).toBe('1');
+    expect(await gauge('Tron')).toBe('0');
     const refused = await runCommand(['payouts', 'pause', '--blockchain', 'Bitcoin'], env);
     expect(refused).toMatchObject({ code: 64, stderr: expect.stringMatching(/--blockchain must be Tron or Ethereum/) });
+    const json = await runCommand(['payouts', 'pause', '--blockchain', 'ethereum', '--json'], env);
+    expect(JSON.parse(json.stdout)).toMatchObject({ network: 'Ethereum', wasPaused: true, reason: 'key rotation' }); // the first pause's reason kept
 
-    const resumed = await runCommand(['payouts', 'resume', '--blockchain', 'tron', '--json'], env);
-    expect(resumed.code).toBe(0);
-    expect(JSON.parse(resumed.stdout)).toMatchObject({ network: 'Tron', wasPaused: true, reason: 'node upgrade' });
+    expect(await runBlock(resumeBlock!, env)).toMatch(/^Ethereum: /);
     expect(await readyz()).not.toHaveProperty('payoutsPaused');
-    expect(await gauge()).toBe('0');
+    expect(await gauge('Ethereum')).toBe('0');
   }, 60_000);
 });
