@@ -143,11 +143,13 @@ export async function moveWithdrawal(
 /**
  * Fails a merchant's withdrawals on a network that are not sent yet, newest first, while its balance owes
  * (a reversal took more than was available, ledger/ledger.ts): their released holds pay what is owed, so
- * nothing is paid out of deposits the chain no longer holds. A sent one is the chain's to decide. The rows failed.
+ * nothing is paid out of deposits the chain no longer holds. A sent one is the chain's to decide, and one
+ * claimed for hand payment the operator's (paid by hand, not recorded yet, its hold released here would pay
+ * the merchant twice). The rows failed.
  */
 export async function failWhileOwed(tx: Sql, merchantId: string, network: Network, reason: string): Promise<WithdrawalRow[]> {
   const waiting = await tx.query<{ uuid: string }>(
-    `SELECT uuid FROM withdrawals WHERE merchant_id = $1 AND blockchain = $2 AND status = 'PENDING' AND stage IN ('awaiting_approval', 'queued') ORDER BY created_at DESC, uuid DESC`,
+    `SELECT uuid FROM withdrawals WHERE merchant_id = $1 AND blockchain = $2 AND status = 'PENDING' AND stage IN ('awaiting_approval', 'queued') AND claimed_at IS NULL ORDER BY created_at DESC, uuid DESC`,
     [merchantId, network],
   );
   const failed: WithdrawalRow[] = [];
