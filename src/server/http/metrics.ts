@@ -37,7 +37,7 @@ export function createMetrics(): Metrics {
     }),
     withdrawalsRequested: new Counter({
       name: 'partner_api_withdrawals_requested_total',
-      help: 'Withdrawals asked for through the API by network and outcome (created, replayed, conflict, or the refusal: validation_failed, insufficient_balance, daily_limit_exceeded, withdrawals_disabled, network_halted)',
+      help: 'Withdrawals asked for over HTTP (the merchant\'s create and the sandbox\'s helper) by network and outcome (created, replayed, conflict, or the refusal: validation_failed, insufficient_balance, daily_limit_exceeded, withdrawals_disabled, network_halted)',
       labelNames: ['blockchain', 'outcome'],
       registers: [registry],
     }),
