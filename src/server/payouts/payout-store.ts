@@ -74,7 +74,7 @@ export interface Intent {
  * when it was.
  */
 export async function recordIntent(tx: Sql, intent: Intent, move: 'sent' | 'resent'): Promise<PayoutTransaction | undefined> {
-    if (intent.payer === 'hot_wallet' && (await claimedForHand(tx, intent.withdrawalUuid))) return undefined;
+  if (intent.payer === 'hot_wallet' && (await claimedForHand(tx, intent.withdrawalUuid))) return undefined;
     const moved = await moveWithdrawal(tx, intent.withdrawalUuid, { to: move, txId: intent.txHash });
     if (!moved || 'refused' in moved) return undefined;
     const [written] = await tx.query<PayoutTransaction>(
