@@ -3,10 +3,12 @@ import { canonicalAddress, payableAddressProblem } from '../addresses/derivation
 import { DuplicateMerchantNameError, MAX_GRACE_SECONDS } from '../merchants/merchants.js';
 import { platformDateTime } from '../shared/time.js';
 import { formatDecimalUnits } from '../shared/money.js';
+import { NETWORKS } from '../shared/network.js';
 import { changePolicy, type PolicyChange } from '../withdrawals/policy.js';
 import { durationFlag, required, textFlag, type Flags } from './flags.js';
+import type { Config } from '../config.js';
 import { RefusedError, UsageError } from './errors.js';
-import { JSON_FLAG, print, printCredentials, withPlatform, merchantOf, amountFlag, type Command } from './command.js';
+import { JSON_FLAG, print, printCredentials, withPlatform, merchantOf, amountFlag, type Command, type Io } from './command.js';
 
 /** How long a rotation's old secrets keep working unless told (as Stripe's webhook secrets). */
 const DEFAULT_GRACE_SECONDS = 24 * 3600;
@@ -38,6 +40,19 @@ function policyChange(flags: Flags): PolicyChange {
   }
   if (Object.keys(change).length === 0) throw new UsageError('give at least one of --enabled, --disabled, --max-amount, --daily-limit, --allow-address, --approve-above');
   return change;
+}
+
+/**
+ * A largest withdrawal under every network's minimum would refuse every withdrawal, silently (issue 57:
+ * `--max-amount 0.5`): refused, as --disabled says that plainly. Under one network's minimum only, it
+ * is allowed (a merchant may withdraw on the other) with a note of the network it closes.
+ */
+function refuseMaxUnderMinimums(maxAmount: bigint | null | undefined, config: Config, io: Io): void {
+  if (maxAmount === undefined || maxAmount === null) return;
+  const closed = NETWORKS.filter((network) => maxAmount < config.networks[network].minWithdrawal);
+  const minimums = NETWORKS.map((network) => `${formatDecimalUnits(config.networks[network].minWithdrawal)} USDT on ${network}`).join(', ');
+  if (closed.length === NETWORKS.length) throw new UsageError(`--max-amount ${formatDecimalUnits(maxAmount)} is under every network's minimum withdrawal (${minimums}): no withdrawal could be made; to refuse them all, say --disabled`);
+  for (const network of closed) io.stderr.write(`partner-api: --max-amount ${formatDecimalUnits(maxAmount)} is under ${network}'s minimum withdrawal (${formatDecimalUnits(config.networks[network].minWithdrawal)} USDT): no withdrawal can be made on ${network}\n`);
 }
 
 /** An allowed destination, on either network, in the form the platform compares (EIP-55 on Ethereum). */
@@ -140,7 +155,7 @@ export const MERCHANT_COMMANDS: Command[] = [
       'max-amount': { value: 'AMOUNT', description: 'the largest withdrawal on either network, whole USDT (e.g. 500), or none' },
       'daily-limit': { value: 'AMOUNT', description: 'the most its withdrawals on both networks together may add up to in any 24 hours, whole USDT, or none' },
       'allow-address': { value: 'ADDR', description: 'allow only these destinations (repeat it for each; replaces the list); any: every destination', multiple: true },
-      'approve-above': { value: 'AMOUNT', description: 'a withdrawal through the API of more than this, on either network, waits for withdrawals approve (whole USDT), or none' },
+      'approve-above': { value: 'AMOUNT', description: 'a withdrawal through the API of more than this, on either network, waits for withdrawals approve (whole USDT), or none; each withdrawal on its own, not their sum: five of 5 pass under 5 (the daily limit bounds a sum)' },
       json: JSON_FLAG,
     },
     example: 'partner-api merchants set-withdrawals --api-key pk_live_… --enabled --max-amount 5000 --daily-limit 20000 --approve-above 1000',
@@ -148,6 +163,7 @@ export const MERCHANT_COMMANDS: Command[] = [
     async run(flags, config, io) {
       const apiKey = required(flags, 'api-key');
       const change = policyChange(flags);
+      refuseMaxUnderMinimums(change.maxAmount, config, io);
       const policy = await withPlatform(io, config, async (p) => changePolicy(p.db, (await merchantOf(p, apiKey)).id, change));
       const shown = {
         enabled: policy.enabled,

@@ -172,6 +172,21 @@ describe.each(DATABASES)('on %s', (kind) => {
     });
   });
 
+  describe('partner-api merchants set-withdrawals --max-amount under the minimums (issue 57)', { timeout: 120_000 }, () => {
+    it("refuses one under every network's minimum, and notes the network one closes", async () => {
+      // The minimums by default: 1 USDT on Tron, 10 on Ethereum.
+      const under = await cli(['merchants', 'set-withdrawals', '--api-key', apiKey, '--max-amount', '0.5'], env);
+      expect(under).toEqual({
+        code: 64, stdout: '',
+        stderr: "partner-api: --max-amount 0.5 is under every network's minimum withdrawal (1 USDT on Tron, 10 USDT on Ethereum): no withdrawal could be made; to refuse them all, say --disabled (see partner-api merchants set-withdrawals --help)\n",
+      });
+      const tronOnly = await cli(['merchants', 'set-withdrawals', '--api-key', apiKey, '--max-amount', '5'], env);
+      expect(tronOnly.code).toBe(0);
+      expect(tronOnly.stderr).toBe("partner-api: --max-amount 5 is under Ethereum's minimum withdrawal (10 USDT): no withdrawal can be made on Ethereum\n");
+      expect((await cli(['merchants', 'set-withdrawals', '--api-key', apiKey, '--max-amount', 'none'], env)).code).toBe(0);
+    });
+  });
+
   describe('partner-api withdrawals set-status DONE in the sandbox', { timeout: 120_000 }, () => {
     it('makes up a transaction of the network when none is named, as the sandbox settles by itself', async () => {
       expect((await cli(['merchants', 'set-withdrawals', '--api-key', apiKey, '--max-amount', 'none', '--daily-limit', 'none', '--allow-address', 'any'], env)).code).toBe(0);
