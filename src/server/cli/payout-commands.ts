@@ -5,12 +5,13 @@ import type { Platform } from '../platform.js';
 import { pausePayouts, resumePayouts, type PausedNetwork } from '../payouts/pause.js';
 import { networkFlag, textFlag, type Flags } from './flags.js';
 import { JSON_FLAG, blockchainFlag, printedResult, type Command } from './command.js';
+import { platformDateTime } from '../shared/time.js';
 
 /** The reason kept when none is given. */
 const DEFAULT_REASON = 'Paused by the operator.';
 const MAX_REASON = 500;
 
-const shown = (p: PausedNetwork) => ({ network: p.network, since: p.pausedAt.toISOString(), reason: p.reason });
+const shown = (p: PausedNetwork) => ({ network: p.network, since: platformDateTime(p.pausedAt), reason: p.reason });
 
 export async function payoutsPauseCommand(platform: Platform, flags: Flags): Promise<{ value: unknown; text: string }> {
   const network = networkFlag(flags, 'blockchain');
@@ -26,7 +27,7 @@ export async function payoutsPauseCommand(platform: Platform, flags: Flags): Pro
 export async function payoutsResumeCommand(platform: Platform, flags: Flags): Promise<{ value: unknown; text: string }> {
   const network = networkFlag(flags, 'blockchain');
   const ended = await resumePayouts(platform.db, network);
-  const value = { network, wasPaused: ended !== undefined, ...(ended ? { pausedSince: ended.pausedAt.toISOString(), reason: ended.reason } : {}) };
+  const value = { network, wasPaused: ended !== undefined, ...(ended ? { pausedSince: platformDateTime(ended.pausedAt), reason: ended.reason } : {}) };
   const text = ended ? `${network}: payouts resumed (paused since ${value.pausedSince}: ${ended.reason}); the queue is paid from the payer's next round` : `${network}: payouts were not paused; nothing changed`;
   return { value, text };
 }

@@ -1,6 +1,7 @@
 // The operator's withdrawal commands: create one, list them and what awaits a person, approve, reject,
 // claim one to pay by hand and record that payment, settle by the operator's word.
 import { formatDecimalUnits } from '../shared/money.js';
+import { platformDateTime } from '../shared/time.js';
 import { isUuid } from '../shared/uuid.js';
 import type { Network } from '../shared/network.js';
 import type { Platform } from '../platform.js';
@@ -46,7 +47,7 @@ function refusalText(refusal: Refusal): string {
     case 'withdrawals_disabled':
       return 'withdrawals through the API are not enabled for this merchant';
     case 'network_halted':
-      return `the network is halted since ${refusal.haltedAt.toISOString()} after a deep reorg: resume it first (partner-api chain resume)`;
+      return `the network is halted since ${platformDateTime(refusal.haltedAt)} UTC after a deep reorg: resume it first (partner-api chain resume)`;
   }
 }
 
@@ -64,7 +65,8 @@ const STAGES = ['awaiting_approval', 'queued', 'sent'] as const;
 const STATUSES = ['PENDING', 'DONE', 'FAILED'] as const;
 
 /** A time as the lists print it (ISO 8601, UTC), or null. */
-const iso = (date: Date | null) => date?.toISOString() ?? null;
+/** A time as the API writes it (YYYY-MM-DD HH:MM:SS, UTC), as every command prints times (docs/operating.md). */
+const apiTime = (date: Date | null) => (date ? platformDateTime(date) : null);
 
 /** Rows as CSV (RFC 4180, CRLF lines) under `header`, or as JSON with --json. */
 function printRows(io: Io, flags: Flags, header: string[], rows: Record<string, string | boolean | null>[]) {
@@ -85,10 +87,10 @@ function commonColumns(w: ListedWithdrawal) {
     amount: formatDecimalUnits(w.amount),
     merchantId: w.merchant_id,
     externalId: w.external_id,
-    createdAt: w.created_at.toISOString(),
-    waitingForFundsSince: iso(w.funds_awaited_since),
+    createdAt: platformDateTime(w.created_at),
+    waitingForFundsSince: apiTime(w.funds_awaited_since),
     stage: w.stage,
-    claimedAt: iso(w.claimed_at),
+    claimedAt: apiTime(w.claimed_at),
     txId: w.tx_id,
   };
 }
@@ -258,7 +260,7 @@ export const WITHDRAWAL_COMMANDS: Command[] = [
       const given = flags['in-flight-over'] === undefined ? undefined : durationFlag(flags, 'in-flight-over', 0, 7 * 86_400);
       // Ten fee replacements on Ethereum, and past a Tron payout's default expiration and rebuild: a payout out this long is stuck, not slow.
       const rows = await withPlatform(io, config, (p) => awaitingAPerson(p, network, given ?? IN_FLIGHT_REPLACEMENTS * p.config.payouts.replaceAfterSeconds));
-      const shown = rows.map((w) => ({ ...commonColumns(w), awaits: w.awaits, sentAt: iso(w.sentAt) }));
+      const shown = rows.map((w) => ({ ...commonColumns(w), awaits: w.awaits, sentAt: apiTime(w.sentAt) }));
       printRows(io, flags, PENDING_HEADER, shown);
     },
   },
@@ -271,7 +273,7 @@ export const WITHDRAWAL_COMMANDS: Command[] = [
     async run(flags, config, io) {
       const uuid = uuidFlag(flags);
       const claimedAt = await changeClaim(io, config, uuid, true);
-      print(io, flags, { uuid, claimedAt: iso(claimedAt) }, `withdrawal ${uuid} is claimed for hand payment: no payer pays it; pay it, then partner-api withdrawals record-tx --uuid ${uuid} --tx-id HASH (or give it back: withdrawals unclaim)`);
+      print(io, flags, { uuid, claimedAt: apiTime(claimedAt) }, `withdrawal ${uuid} is claimed for hand payment: no payer pays it; pay it, then partner-api withdrawals record-tx --uuid ${uuid} --tx-id HASH (or give it back: withdrawals unclaim)`);
     },
   },
   {

@@ -113,7 +113,7 @@ describe.each(DATABASES)('on %s', (kind) => {
         stderr: '',
       });
       const row = (await pending()).find((r) => r.uuid === uuid)!;
-      expect(row).toMatchObject({ stage: 'queued', awaits: 'hand_payment', claimedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+      expect(row).toMatchObject({ stage: 'queued', awaits: 'hand_payment', claimedAt: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/) });
       const again = JSON.parse((await cli(['withdrawals', 'claim', '--uuid', uuid, '--json'], env)).stdout) as { claimedAt: string };
       expect(again.claimedAt).toBe(row.claimedAt); // claiming again changes nothing
       const listed = JSON.parse((await cli(['withdrawals', 'list', '--stage', 'queued', '--json'], env)).stdout) as { uuid: string; claimedAt: string | null }[];

@@ -32,6 +32,7 @@ import { DATABASES, freshDatabase, livePlatform, TEST_DATABASE_URL, type TestPla
 import { until } from '../../support/processes.js';
 import { startTronNode, type TronNode as StandIn } from '../../support/tron-node.js';
 import { operating, recipeBlocks, runBlock } from '../../docs/operating-blocks.js';
+import { platformDateTime } from '../../../src/server/shared/time.js';
 
 const USDT = 1_000_000n;
 const ETH = 10n ** 18n;
@@ -130,7 +131,9 @@ describe.each(DATABASES)('payouts paused and resumed, rounds driven one by one, 
     // Shown: ready (an operator's choice, not a fault), with since and reason; the gauge is 1.
     const ready = await readiness();
     expect(ready.status).toBe(200);
-    expect(ready.body).toMatchObject({ status: 'ready', payoutsPaused: [{ network: 'Ethereum', reason: 'key rotation', since: (paused.value as { since: string }).since }] });
+    expect(ready.body).toMatchObject({ status: 'ready', payoutsPaused: [{ network: 'Ethereum', reason: 'key rotation', since: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) }] });
+    // /readyz's JSON in ISO 8601, the command's in the API's date shape: the same moment.
+    expect(platformDateTime(new Date((ready.body as { payoutsPaused: { since: string }[] }).payoutsPaused[0]!.since))).toBe((paused.value as { since: string }).since);
     expect(await pausedGauge()).toBe('1');
     // Paused again: the first pause stands, its time and reason kept.
     const again = await payoutsPauseCommand(t.platform, { blockchain: 'ethereum', reason: 'another' });
