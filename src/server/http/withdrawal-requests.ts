@@ -25,7 +25,13 @@ export type AskedWithdrawal = Omit<CreateWithdrawalRequest, 'currency'> & { curr
 
 type FieldErrors = { pointer: string; detail: string }[];
 
-const invalid = (errors: FieldErrors) => new ProblemError(422, 'validation_failed', 'The request does not match the contract.', { errors });
+/**
+ * A refusal of fields the contract's schema let through: its detail names each rule broken (an address,
+ * the minimum, a limit, the allowlist, the platform's own deposit address), not "does not match the
+ * contract", which the merchant would read as a malformed request (issue 57).
+ */
+const invalid = (errors: FieldErrors) =>
+  new ProblemError(422, 'validation_failed', `The withdrawal is refused: ${errors.map((e) => `${e.pointer.slice(1)} ${e.detail}`).join('; ')}.`, { errors });
 
 /** A refused withdrawal as its problem: what the merchant can act on, in the smallest unit and in USDT. */
 function refusalProblem(refusal: Refusal, network: string): ProblemError {

@@ -70,6 +70,7 @@ describe.each(DATABASES)('the sandbox withdrawal helper on %s', (kind) => {
     expect(await post(HELPER, withdrawal('low', { amount: 2.5 }), merchant)).toMatchObject({ body: { available: 3_000_000 } });
     const own = await post(HELPER, withdrawal('own', { blockchain: 'Ethereum', amount: 10, destinationAddress: depositAddress }), merchant);
     expect(own.body.errors).toEqual([{ pointer: '/destinationAddress', detail: "is one of the platform's own deposit addresses" }]);
+    expect(own.body.detail).toBe("The withdrawal is refused: destinationAddress is one of the platform's own deposit addresses.");
   });
 
   it('differs: takes no callbackUrl', async () => {

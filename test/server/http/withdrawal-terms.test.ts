@@ -66,7 +66,11 @@ describe.each(DATABASES)('withdrawal terms on %s', (kind) => {
     expect((await m.terms()).Tron!.dailyLeft).toBe(899);
 
     // The maximum: one smallest unit over it refused, itself accepted (waiting for approval: above approvalAbove).
-    expect(await m.withdraw('max-over', '500.000001')).toMatchObject({ status: 422, body: { code: 'validation_failed', errors: [{ pointer: '/amount', detail: 'is over your largest withdrawal, 500 USDT' }] } });
+    // Its detail names the rule, not "does not match the contract" (issue 57).
+    expect(await m.withdraw('max-over', '500.000001')).toMatchObject({
+      status: 422,
+      body: { code: 'validation_failed', detail: 'The withdrawal is refused: amount is over your largest withdrawal, 500 USDT.', errors: [{ pointer: '/amount', detail: 'is over your largest withdrawal, 500 USDT' }] },
+    });
     expect((await m.terms()).Tron!.dailyLeft).toBe(899); // a refusal takes nothing
     expect(await m.withdraw('max', '500')).toMatchObject({ status: 201, body: { amount: 500, stage: 'awaiting_approval' } });
     expect((await m.terms()).Tron!.dailyLeft).toBe(399);
