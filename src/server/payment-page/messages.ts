@@ -37,6 +37,8 @@ export interface Messages {
   token: string;
   tokenContract: string;
   warning: (network: Network, others: string) => string;
+  /** The network's own coin the payer's wallet spends on the transfer's fee, beside the USDT (issue 57). */
+  feeCoin: (network: Network) => string;
   copy: string;
   /** The button beside the amount to send (waiting: the minimum; partly paid: what is still due). */
   copyAmount: string;
@@ -58,6 +60,8 @@ const ruPlural = (n: number, [one, few, many]: [string, string, string]) => {
 const enPlural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 const NETWORK_NAMES: Record<Network, string> = { Tron: 'Tron (TRC-20)', Ethereum: 'Ethereum (ERC-20)' };
+/** The coin each network's transfer fee is paid in. */
+const FEE_COINS: Record<Network, string> = { Tron: 'TRX', Ethereum: 'ETH' };
 
 export const MESSAGES: Record<Language, Messages> = {
   en: {
@@ -102,6 +106,8 @@ export const MESSAGES: Record<Language, Messages> = {
     tokenContract: 'Token contract',
     warning: (network, others) =>
       `Send only USDT on ${NETWORK_NAMES[network]}. Other tokens, and USDT on any other network (${others}), are not credited and may be lost.`,
+    feeCoin: (network) =>
+      `Your wallet also needs some ${FEE_COINS[network]} besides the USDT: the ${network} network charges its fee for the transfer in ${FEE_COINS[network]}, apart from the amount.`,
     copy: 'Copy address',
     copyAmount: 'Copy amount',
     copied: 'Copied',
@@ -158,6 +164,8 @@ export const MESSAGES: Record<Language, Messages> = {
     tokenContract: 'Контракт токена',
     warning: (network, others) =>
       `Отправляйте только USDT в сети ${NETWORK_NAMES[network]}. Другие токены и USDT в любой другой сети (${others}) не зачисляются и могут быть потеряны.`,
+    feeCoin: (network) =>
+      `Кроме USDT, в кошельке нужно немного ${FEE_COINS[network]}: комиссию за перевод сеть ${network} берёт в ${FEE_COINS[network]}, отдельно от суммы.`,
     copy: 'Скопировать адрес',
     copyAmount: 'Копировать сумму',
     copied: 'Скопировано',

@@ -133,6 +133,7 @@ function payingSection(t: Messages, order: PageOrder): string {
     `<button type="button" class="copy" data-copy="address" data-copied="${escape(t.copied)}" hidden>${escape(t.copy)}</button></div>` +
     `</div>` +
     `<p class="warning">${escape(t.warning(order.blockchain, OTHER_NETWORKS[order.blockchain]))}</p>` +
+    `<p class="fee-coin">${escape(t.feeCoin(order.blockchain))}</p>` +
     `</section>`
   );
 }
@@ -183,7 +184,8 @@ export function renderOrder(order: PageOrder, language: Language, context: PageC
     fact(t.minimum, usdt(order.minAmount)),
     fact(t.received, usdt(order.receivedAmount), 'received'),
     owing ? fact(t.due, usdt(dueOf(order)), 'due') : '',
-    fact(t.expiresAt, deadline(order.expiresAt)),
+    // A paid order has no deadline left to meet (issue 57): shown, it read as one still running.
+    state === 'done' ? '' : fact(t.expiresAt, deadline(order.expiresAt)),
   ];
   return (
     (context.sandbox ? `<p class="sandbox">${escape(t.sandbox)}</p>` : '') +

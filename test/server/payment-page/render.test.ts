@@ -108,4 +108,15 @@ describe('the payment page rendered', () => {
     expect(close).toContain('Оплата завершена. Спасибо! Эту страницу можно закрыть.');
     expect(close).not.toContain('class="back');
   });
+
+  it('tells the payer the network charges its fee in its own coin, and shows a paid order no deadline (issue 57)', () => {
+    expect(renderOrder(order(), 'en', context, NOW)).toContain(
+      '<p class="fee-coin">Your wallet also needs some ETH besides the USDT: the Ethereum network charges its fee for the transfer in ETH, apart from the amount.</p>',
+    );
+    expect(renderOrder(order({ blockchain: 'Tron' }), 'ru', context, NOW)).toContain('<p class="fee-coin">Кроме USDT, в кошельке нужно немного TRX: комиссию за перевод сеть Tron берёт в TRX, отдельно от суммы.</p>');
+    expect(renderOrder(order(), 'en', context, NOW)).toContain('<dt>Deadline</dt>');
+    const done = renderOrder(order({ status: 'DONE', receivedAmount: 10_000_000n }), 'en', context, NOW);
+    expect(done).not.toContain('Deadline');
+    expect(done).not.toContain('class="fee-coin"'); // nothing left to send
+  });
 });
