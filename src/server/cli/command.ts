@@ -58,8 +58,18 @@ export function print(io: Io, flags: Flags, value: unknown, text: string) {
   io.stdout.write(flags.json ? JSON.stringify(value, null, 2) + '\n' : text + '\n');
 }
 
+/** The environment variables the guide's samples read, as the banner prints them (issue 57: merchants create printed none). */
+const EXPORTED = { apiKey: 'PARTNER_API_KEY', apiSecret: 'PARTNER_API_SECRET', callbackSecret: 'PARTNER_CALLBACK_SECRET' } as const;
+
+/** Credentials, a line each, then as `export` lines for a shell; as JSON with --json. */
 export function printCredentials(io: Io, flags: Flags, credentials: object) {
-  print(io, flags, credentials, Object.entries(credentials).map(([k, v]) => `${k}: ${v}`).join('\n'));
+  const lines = Object.entries(credentials).map(([k, v]) => `${k}: ${v}`);
+  const exports = Object.entries(EXPORTED).flatMap(([field, variable]) => {
+    const value = (credentials as Record<string, unknown>)[field];
+    return typeof value === 'string' ? [`  export ${variable}='${value}'`] : [];
+  });
+  if (exports.length > 0) lines.push("For a shell (the guide's examples read these, with PARTNER_API_URL the platform's address):", ...exports);
+  print(io, flags, credentials, lines.join('\n'));
 }
 
 // The platform and the server are imported when a command runs, not with this table: help, the version

@@ -89,7 +89,12 @@ describe('operator commands', () => {
       stdout: '',
       stderr: `partner-api: a merchant named "Twin shop" exists (API key ${first.apiKey}): names tell merchants apart in reports and logs; choose another --name\n`,
     });
-    expect((await cli(['merchants', 'create', '--name', 'Twin shop 2'], env)).code).toBe(0);
+    const twin2 = await cli(['merchants', 'create', '--name', 'Twin shop 2'], env);
+    expect(twin2.code).toBe(0);
+    // As the banner: the guide's variables, ready to paste (issue 57).
+    const key = /^apiKey: (\S+)$/m.exec(twin2.stdout)![1];
+    expect(twin2.stdout).toContain(`For a shell (the guide's examples read these, with PARTNER_API_URL the platform's address):\n  export PARTNER_API_KEY='${key}'\n  export PARTNER_API_SECRET='sk_test_`);
+    expect(twin2.stdout).toMatch(/^  export PARTNER_CALLBACK_SECRET='whsec_[^']+'$/m);
   });
 
   it('creates a merchant with the name payers see, then changes and removes it', async () => {
