@@ -173,7 +173,9 @@ export interface paths {
         };
         /**
          * Read the events feed
-         * @description Every event a callback carries, oldest first, from where you stopped: consume it instead of
+         * @description Every event of your deposit orders (`order.*`) that a callback carries, oldest first, from where you
+         *     stopped; withdrawals' events are only in the feed of every event, `GET /partner/v2/platforms/events`
+         *     (`listAllEvents`), which a merchant that withdraws reads instead. Consume it instead of
          *     callbacks, or beside them to catch up after your endpoint was down. Each event's `id` is its callbacks'
          *     `webhook-id`, and its `data` is their body, byte for byte. Pass the `nextCursor` of the last page
          *     you processed as `cursor`; an empty page keeps a cursor too. Events are kept `EVENT_RETENTION_DAYS`
