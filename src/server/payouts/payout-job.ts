@@ -38,6 +38,12 @@ export abstract class PayoutJob {
    * what is out.
    */
   protected paused = false;
+  /**
+   * The withdrawals said to wait for funds, with why: a wait is logged as it starts and when its reason
+   * changes, not every round (a poll of a few seconds made it a line per payout every few seconds).
+   */
+  private waitsSaid = new Map<string, string>();
+  private waitsThisRound = new Map<string, string>();
 
   constructor(
     readonly network: Network,
@@ -51,7 +57,15 @@ export abstract class PayoutJob {
   async round(fence: Fence = UNFENCED): Promise<boolean> {
     this.fence = fence;
     await this.readPause();
-    const signed = await this.pay();
+    this.waitsThisRound = new Map();
+    let signed: number;
+    try {
+      signed = await this.pay();
+      this.waitsSaid = this.waitsThisRound; // the waits that ended are forgotten
+    } catch (error) {
+      this.waitsSaid = new Map([...this.waitsSaid, ...this.waitsThisRound]); // a round cut short forgets nothing
+      throw error;
+    }
     // The counts as the round leaves them; every scrape reads them again (readPayoutGauges), on every instance.
     if (this.job.gauges) await readPayoutCounts(this.job.db, this.job.gauges, this.network);
     return signed === BATCH;
@@ -145,7 +159,8 @@ export abstract class PayoutJob {
   protected async waitForFunds(withdrawal: WithdrawalRow, why: string): Promise<void> {
     const waited = await this.write((tx) => awaitFunds(tx, withdrawal.uuid));
     if (waited < this.job.fundsWaitHours) {
-      this.log('warn', withdrawal, { amount: formatDecimalUnits(withdrawal.amount_units) }, `payout waits: ${why}`);
+      if (this.waitsSaid.get(withdrawal.uuid) !== why) this.log('warn', withdrawal, { amount: formatDecimalUnits(withdrawal.amount_units) }, `payout waits: ${why}`);
+      this.waitsThisRound.set(withdrawal.uuid, why);
       return;
     }
     this.counted('failed');
