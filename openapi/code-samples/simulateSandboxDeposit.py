@@ -20,7 +20,7 @@ def send(method, target, body=b"", headers={}):
         raise SystemExit(f"{error.code} {error.read().decode()}")
 
 order_uuid = os.environ["ORDER_UUID"]
-body = json.dumps({"amount": 2500000}).encode()
+body = json.dumps({"amount": 30000000}).encode()
 # A retry with the same Idempotency-Key credits nothing again.
 order = send("POST", f"/sandbox/v1/orders/{order_uuid}/deposits", body, {"Idempotency-Key": f"deposit-{order_uuid}-1"})
 print(json.dumps(order))

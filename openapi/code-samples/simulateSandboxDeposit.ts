@@ -9,7 +9,7 @@ const partner = createPartnerClient({
 const { data, error, response } = await partner.POST('/sandbox/v1/orders/{uuid}/deposits', {
   // A retry with the same key credits nothing again (200).
   params: { path: { uuid: process.env.ORDER_UUID! }, header: { 'Idempotency-Key': `deposit-${process.env.ORDER_UUID}-1` } },
-  body: { amount: 2500000 },
+  body: { amount: 30000000 },
 });
 if (error) throw new Error(`${response.status} ${error.code}: ${error.detail}`);
 console.log(data.status, data.receivedAmount);

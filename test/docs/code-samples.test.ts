@@ -57,7 +57,7 @@ interface FeedEvent {
 }
 
 /**
- * The reconciliation samples, run after the order ORDER_UUID was credited its 2.5 USDT (DONE): its list
+ * The reconciliation samples, run after the order ORDER_UUID was credited its 30 USDT (DONE): its list
  * shows the order as its read does, the feed shows the deposit's event (EVENT_ID from here on) and reads
  * on from its nextCursor, the event's deliveries (no dispatcher runs here: none attempted yet), and its
  * redelivery (202, due again now).
@@ -66,7 +66,7 @@ async function runReconciliationSamples(run: Runner, lang: 'Shell' | 'Python') {
   const orders = (await run(sampleOf('listDepositOrders', lang))) as Page<{ uuid: string }>;
   // Newest first: this run's order, then any DONE order of an earlier run.
   expect(orders.hasMore).toBe(false);
-  expect(orders.data[0]).toMatchObject({ uuid: ids.ORDER_UUID, status: 'DONE', receivedAmount: 2500000 });
+  expect(orders.data[0]).toMatchObject({ uuid: ids.ORDER_UUID, status: 'DONE', receivedAmount: 30000000 });
   expect(orders.data.every((o) => (o as { status?: string }).status === 'DONE')).toBe(true);
   expect(orders.data[0]).toEqual(await run(sampleOf('getDepositOrder', lang)));
 
@@ -77,7 +77,7 @@ async function runReconciliationSamples(run: Runner, lang: 'Shell' | 'Python') {
   expect(events).toEqual([
     expect.objectContaining({
       type: 'order.deposit',
-      data: expect.objectContaining({ event: 'order.deposit', uuid: ids.ORDER_UUID, amount: 2500000, receivedAmount: 2500000, status: 'DONE', sequence: 1 }),
+      data: expect.objectContaining({ event: 'order.deposit', uuid: ids.ORDER_UUID, amount: 30000000, receivedAmount: 30000000, status: 'DONE', sequence: 1 }),
       delivery: expect.objectContaining({ state: 'pending', attempts: 0, url: 'https://merchant.example/callbacks/deposits' }),
     }),
   ]);
@@ -91,11 +91,11 @@ async function runReconciliationSamples(run: Runner, lang: 'Shell' | 'Python') {
 }
 
 /**
- * The sandbox withdrawal's samples, run on a funded balance: the withdrawal (WITHDRAWAL_UUID from here
- * on) is PENDING under `externalId`, and reads so.
+ * The sandbox withdrawal's samples, run on the balance the deposit sample credited (issue 57: the samples
+ * chain, run in order: 30 USDT in, 13.5 for this withdrawal and 13.5 for the one from the balance, fee
+ * included): the withdrawal (WITHDRAWAL_UUID from here on) is PENDING under `externalId`, and reads so.
  */
 async function runSandboxWithdrawalSamples(run: Runner, lang: 'Shell' | 'Python', externalId: string): Promise<{ uuid: string }> {
-  await platform.fund('Tron', 100_000_000n); // the withdrawals draw on the balance
   const withdrawal = (await run(sampleOf('createSandboxWithdrawal', lang))) as { uuid: string };
   expect(withdrawal).toMatchObject({ externalId, amount: 12.5, status: 'PENDING' });
   ids.WITHDRAWAL_UUID = withdrawal.uuid;
@@ -179,7 +179,7 @@ describe('the code samples of the docs', () => {
     ids.ORDER_UUID = order.uuid;
 
     expect(await runShell(sampleOf('getDepositOrder', 'Shell'))).toMatchObject({ uuid: order.uuid, address: order.address, receivedAmount: 0 });
-    expect(await runShell(sampleOf('simulateSandboxDeposit', 'Shell'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000, status: 'DONE' });
+    expect(await runShell(sampleOf('simulateSandboxDeposit', 'Shell'))).toMatchObject({ uuid: order.uuid, receivedAmount: 30000000, status: 'DONE' });
     await runReconciliationSamples(runShell, 'Shell');
 
     const withdrawal = await runSandboxWithdrawalSamples(runShell, 'Shell', 'wd-1001');
@@ -197,9 +197,9 @@ describe('the code samples of the docs', () => {
     ids.ORDER_UUID = order.uuid;
 
     expect(await runPython(sampleOf('getDepositOrder', 'Python'))).toMatchObject({ uuid: order.uuid, address: order.address, receivedAmount: 0 });
-    expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000, status: 'DONE' });
+    expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 30000000, status: 'DONE' });
     // The same Idempotency-Key again credits nothing.
-    expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 2500000 });
+    expect(await runPython(sampleOf('simulateSandboxDeposit', 'Python'))).toMatchObject({ uuid: order.uuid, receivedAmount: 30000000 });
     await runReconciliationSamples(runPython, 'Python');
 
     const withdrawal = await runSandboxWithdrawalSamples(runPython, 'Python', 'wd-1003');

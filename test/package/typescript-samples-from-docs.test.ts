@@ -105,11 +105,11 @@ describe("the docs' TypeScript samples, run as the guide says in a fresh folder"
     }
     expect(ran.createDepositOrder![0]).toMatch(/^201 [0-9a-f-]{36} 0x[0-9a-fA-F]{40}$/);
     expect(ran.getDepositOrder).toEqual(['NEW 0']);
-    expect(ran.simulateSandboxDeposit).toEqual(['NEW 2500000']);
+    expect(ran.simulateSandboxDeposit).toEqual(['DONE 30000000']); // the sample's order is on Ethereum: 30 USDT meets its 10 USDT minimum
     expect(ran.redeliverEvent).toEqual([`202 ${ids.EVENT_ID} pending`]);
     expect(ran.setSandboxWithdrawalStatus).toEqual([`${ids.WITHDRAWAL_UUID} DONE`]);
-    // 2.5 + 100 USDT received on Tron; the sandbox withdrawal took 12.5 and its fee of 1 (Ethereum: the sample's 2.5).
-    expect(ran.getBalances).toEqual(['Tron USDT 89000000 0 102500000 13500000', 'Ethereum USDT 2500000 0 2500000 0']);
+    // 2.5 + 100 USDT received on Tron; the sandbox withdrawal took 12.5 and its fee of 1 (Ethereum: the sample's 30).
+    expect(ran.getBalances).toEqual(['Tron USDT 89000000 0 102500000 13500000', 'Ethereum USDT 30000000 0 30000000 0']);
     expect(ran.getWithdrawalTerms).toEqual(['Tron USDT true 1 1 null null', 'Ethereum USDT true 5 10 null null']);
     expect(ran.createWithdrawal![0]).toMatch(/^[0-9a-f-]{36} PENDING queued 1$/);
     expect(ran.listAllEvents).toContainEqual(expect.stringMatching(/^withdrawal\.done DONE [0-9a-f]{64}$/));
