@@ -309,10 +309,12 @@ export const WITHDRAWAL_COMMANDS: Command[] = [
         // Only where a payout job reads the network's chain: nothing would ever check it otherwise.
         const checked = row.blockchain === 'Ethereum' ? p.config.networks.Ethereum.chain !== undefined : p.config.payouts.tronApiUrl !== undefined;
         if (!checked) throw new RefusedError(`nothing checks ${row.blockchain}'s chain here (${row.blockchain === 'Ethereum' ? 'ETHEREUM_RPC_URL' : 'TRON_API_URL'} is not set): set it, or use withdrawals set-status --status DONE --without-proof`);
-        // Where a hot wallet pays the network, its payer could pay this one too between the hand payment and this record: claimed first.
-        const recorded = await recordOperatorPayment(p.db, { uuid, network: row.blockchain }, txId, { claimRequired: hotWalletPays(p.config, row.blockchain) });
+        // In live mode a hot wallet's payer could pay this one too between the hand payment and this record:
+        // claimed first. Whether one pays is the server's settings, not this command's (on PostgreSQL it runs
+        // in the operator's shell, without the key files): live mode is enough to ask for the claim.
+        const recorded = await recordOperatorPayment(p.db, { uuid, network: row.blockchain }, txId, { claimRequired: p.config.mode === 'live' });
         if (recorded === 'unclaimed') {
-          throw new RefusedError(`withdrawal ${uuid} is not claimed for hand payment, and a hot wallet pays ${row.blockchain} here: claim it first (partner-api withdrawals claim --uuid ${uuid}), else the payer may pay it too`);
+          throw new RefusedError(`withdrawal ${uuid} is not claimed for hand payment, and in live mode a hot wallet may pay ${row.blockchain}: claim it first (partner-api withdrawals claim --uuid ${uuid}), else the payer may pay it too`);
         }
         if (recorded === 'used') throw new RefusedError(`transaction ${txId} is recorded for a payout already`);
         if (recorded === 'refused') throw new RefusedError(`withdrawal ${uuid} cannot be recorded as paid: ${row.status !== 'PENDING' ? `it is ${row.status}, which is final` : `it is ${row.stage}, not queued`}`);

@@ -163,8 +163,8 @@ export abstract class PayoutJob {
       this.waitsThisRound.set(withdrawal.uuid, why);
       return;
     }
-    this.counted('failed');
-    await this.move(withdrawal, { to: 'FAILED', reason: `The platform's hot wallet did not cover it within ${this.job.fundsWaitHours} hours; nothing was paid.` });
+    // Counted only when it failed: claimed for hand payment meanwhile, it is the operator's (settlement.ts).
+    if (await this.move(withdrawal, { to: 'FAILED', reason: `The platform's hot wallet did not cover it within ${this.job.fundsWaitHours} hours; nothing was paid.` })) this.counted('failed');
   }
 }
 

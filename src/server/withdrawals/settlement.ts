@@ -66,6 +66,18 @@ const STAGE_AFTER: Record<WithdrawalMove['to'], WithdrawalStage | null> = {
   reverted: null,
 };
 
+/** A withdrawal's row as a move reads it, under its lock: with its claim for hand payment. */
+type LockedRow = WithdrawalRow & { claimed_at: Date | null };
+
+/** A transaction that paid (or pays) another withdrawal cannot make this one DONE too: one transfer, one hold spent. */
+async function usedTxRefusal(tx: Sql, uuid: string, txId: string): Promise<string | undefined> {
+  const [used] = await tx.query(
+    'SELECT 1 FROM withdrawals WHERE tx_id = $1 AND uuid <> $2 LIMIT 1',
+    [txId, uuid],
+  );
+  return used ? `transaction ${txId} pays another withdrawal already` : undefined;
+}
+
 /** What is wrong with a transaction id on the network (the form its nodes write: lower-case hex, `0x` on Ethereum only), or undefined. */
 export function txIdProblem(network: Network, txId: string): string | undefined {
   const shape = network === 'Ethereum' ? /^0x[0-9a-f]{64}$/ : /^[0-9a-f]{64}$/;
@@ -85,9 +97,21 @@ function doneRefusal(row: WithdrawalRow, move: Extract<WithdrawalMove, { to: 'DO
   return undefined;
 }
 
-function refusal(row: WithdrawalRow, move: WithdrawalMove, mode: 'sandbox' | 'live' | undefined): string | undefined {
+/**
+ * A withdrawal claimed for hand payment is the operator's to settle by its payment: its hold is never
+ * released while claimed (the operator may have paid it already: FAILED would pay the merchant twice;
+ * unclaim it first), and in live mode the operator's word alone makes DONE only a claimed one (else a
+ * hot wallet may pay it meanwhile: record-tx's rule, here for every caller).
+ */
+function claimRefusal(row: LockedRow, move: WithdrawalMove, mode: 'sandbox' | 'live' | undefined): string | undefined {
+  if (move.to === 'FAILED' && row.claimed_at !== null) return 'it is claimed for hand payment, and may be paid by hand already: unclaim it first (partner-api withdrawals unclaim)';
+  if (move.to === 'DONE' && mode !== 'sandbox' && row.claimed_at === null) return 'a hot wallet may pay it meanwhile: claim it for hand payment first (partner-api withdrawals claim)';
+  return undefined;
+}
+
+function refusal(row: LockedRow, move: WithdrawalMove, mode: 'sandbox' | 'live' | undefined): string | undefined {
   if (row.status !== 'PENDING') return `it is ${row.status}, which is final`;
-  if (FROM_STAGES[move.to].includes(row.stage!)) return move.to === 'DONE' ? doneRefusal(row, move, mode) : undefined;
+  if (FROM_STAGES[move.to].includes(row.stage!)) return (move.to === 'DONE' ? doneRefusal(row, move, mode) : undefined) ?? claimRefusal(row, move, mode);
   if (row.stage === 'awaiting_approval') return "it awaits the operator's approval";
   if (row.stage === 'sent') return 'its transaction is out: the chain decides, wait for it';
   return `it is ${row.stage}, not ${move.to === 'approved' ? 'awaiting approval' : FROM_STAGES[move.to].join(' or ')}`;
@@ -105,12 +129,12 @@ export async function moveWithdrawal(
   move: WithdrawalMove,
   options: { merchantId?: string | undefined; settleAfterSeconds?: number | undefined; mode?: 'sandbox' | 'live' | undefined } = {},
 ): Promise<WithdrawalRow | MoveRefused | undefined> {
-  const [row] = await tx.query<WithdrawalRow>(
-    `SELECT ${WITHDRAWAL_COLUMNS} FROM withdrawals WHERE uuid = $1 ${options.merchantId ? 'AND merchant_id = $2' : ''} FOR UPDATE`,
+  const [row] = await tx.query<LockedRow>(
+    `SELECT ${WITHDRAWAL_COLUMNS}, claimed_at FROM withdrawals WHERE uuid = $1 ${options.merchantId ? 'AND merchant_id = $2' : ''} FOR UPDATE`,
     options.merchantId ? [uuid, options.merchantId] : [uuid],
   );
   if (!row) return undefined;
-  const refused = refusal(row, move, options.mode);
+  const refused = refusal(row, move, options.mode) ?? (move.to === 'DONE' && move.txId !== undefined ? await usedTxRefusal(tx, uuid, move.txId) : undefined);
   if (refused) return { refused, row };
   const stage = STAGE_AFTER[move.to];
   const status = stage !== null ? 'PENDING' : move.to === 'DONE' || move.to === 'confirmed' ? 'DONE' : 'FAILED';

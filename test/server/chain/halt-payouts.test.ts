@@ -115,6 +115,7 @@ describe.each(DATABASES)('a network halted after a deep reorg, on %s', (kind) =>
     const queued = await withdraw('before-halt', 200, t.merchant, payee);
     expect(queued).toMatchObject({ status: 201, body: { status: 'PENDING', stage: 'queued' } });
     const paid = await withdraw('other-paid', 300, other);
+    expect(await t.db.transaction((tx) => claimForHand(tx, paid.body.uuid))).toMatchObject({ outcome: 'claimed' }); // paid by hand
     expect(await t.platform.withdrawals.move(paid.body.uuid, { to: 'DONE', txId: `0x${'ab'.repeat(32)}`, withoutProof: true })).toMatchObject({ status: 'DONE' });
     const otherQueued = await withdraw('other-queued', 100, other);
     expect(otherQueued.status).toBe(201);

@@ -157,6 +157,13 @@ describe('partner-api withdrawals pending and record-tx, and DONE in live mode',
       expect(unnamed.stderr).toMatch(/--without-proof needs --tx-id HASH: a DONE withdrawal names the transaction that paid it/);
       const wrongNetwork = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--without-proof', '--tx-id', `0x${'ab'.repeat(32)}`], live);
       expect(wrongNetwork).toMatchObject({ code: 1, stderr: expect.stringMatching(/cannot be moved to DONE: DONE carries the transaction that paid it, and "0x(ab)+" is no Tron transaction id \(64 hex, no 0x\)/) });
+      // Paid by hand: claimed first, else a hot wallet may pay it meanwhile (the state machine's rule, for every caller).
+      const unclaimed = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--without-proof', '--tx-id', 'ab'.repeat(32)], live);
+      expect(unclaimed).toMatchObject({ code: 1, stderr: expect.stringMatching(/a hot wallet may pay it meanwhile: claim it for hand payment first \(partner-api withdrawals claim\)/) });
+      expect((await cli(['withdrawals', 'claim', '--uuid', uuid], live)).code).toBe(0);
+      // Claimed, its hold is never released: not even by the operator's FAILED (it may be paid by hand already).
+      const failed = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'FAILED'], live);
+      expect(failed).toMatchObject({ code: 1, stderr: expect.stringMatching(/it is claimed for hand payment, and may be paid by hand already: unclaim it first/) });
       const done = await cli(['withdrawals', 'set-status', '--uuid', uuid, '--status', 'DONE', '--without-proof', '--tx-id', 'AB'.repeat(32), '--json'], live);
       expect(done.code).toBe(0);
       expect(JSON.parse(done.stdout)).toMatchObject({ uuid, status: 'DONE', txId: 'ab'.repeat(32) });

@@ -93,7 +93,7 @@ describe.runIf(TEST_DATABASE_URL)('a withdrawal claimed for hand payment, two in
 
     // Where the hot wallet pays, a hand payment is recorded only for a claimed withdrawal.
     const unclaimed = await runCommand(['withdrawals', 'record-tx', '--uuid', first, '--tx-id', `0x${'ab'.repeat(32)}`], operator);
-    expect(unclaimed).toMatchObject({ code: 1, stderr: expect.stringMatching(/is not claimed for hand payment, and a hot wallet pays Ethereum here: claim it first/) });
+    expect(unclaimed).toMatchObject({ code: 1, stderr: expect.stringMatching(/is not claimed for hand payment, and in live mode a hot wallet may pay Ethereum: claim it first/) });
 
     const [claimBlock, recordBlock] = recipeBlocks(operating, 'By hand');
     expect(await runBlock(claimBlock!, { ...operator, UUID: claimed })).toContain(`withdrawal ${claimed} is claimed for hand payment`);

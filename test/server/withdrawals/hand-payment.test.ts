@@ -92,6 +92,14 @@ describe.each(DATABASES)('a withdrawal paid by hand, and DONE with its transacti
     });
     expect(await move({ to: 'DONE', txId: 'ab'.repeat(32) }, 'live')).toMatchObject({ refused: expect.stringMatching(/^in live mode it is DONE once the chain confirms its payment \(record-tx\)/) });
     expect(await stage(uuid)).toBe('queued');
+    // The operator's word alone only for a withdrawal claimed for hand payment: a hot wallet may pay it otherwise.
+    expect(await move({ to: 'DONE', txId: 'ab'.repeat(32), withoutProof: true }, 'live')).toMatchObject({ refused: expect.stringMatching(/^a hot wallet may pay it meanwhile: claim it for hand payment first/) });
+    expect(await t.db.transaction((tx) => claimForHand(tx, uuid))).toMatchObject({ outcome: 'claimed' });
+    // Claimed, never FAILED (it may be paid by hand already), and no transaction of another withdrawal's makes it DONE.
+    expect(await move({ to: 'FAILED', reason: 'x' }, 'live')).toMatchObject({ refused: expect.stringMatching(/^it is claimed for hand payment/) });
+    const other = await queued();
+    expect(await t.db.transaction((tx) => moveWithdrawal(tx, other, { to: 'DONE', txId: 'cd'.repeat(32) }, { mode: 'sandbox' }))).toMatchObject({ status: 'DONE' });
+    expect(await move({ to: 'DONE', txId: 'cd'.repeat(32), withoutProof: true }, 'live')).toMatchObject({ refused: `transaction ${'cd'.repeat(32)} pays another withdrawal already` });
     expect(await move({ to: 'DONE', txId: 'ab'.repeat(32), withoutProof: true }, 'live')).toMatchObject({ status: 'DONE', tx_id: 'ab'.repeat(32), settled_without_proof: true });
   });
 
